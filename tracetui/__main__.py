@@ -1,0 +1,5 @@
+"""`python -m tracetui` runs the CLI."""
+
+from tracetui.cli.main import main
+
+raise SystemExit(main())

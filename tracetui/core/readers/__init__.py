@@ -1,0 +1,157 @@
+"""Reader registry: sniff a file's format from its content, read it, pick one run.
+
+``read_trace(path)`` is the one entry point. Formats are recognised by content,
+never by extension (``../shared/design/formats.md`` §10); ``format=`` overrides.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
+from tracetui.core.model import ReadIssue, Span, Trace
+from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
+from tracetui.core.readers.native import NativeReader
+from tracetui.core.readers.otlp import OtlpJsonReader
+
+__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "read_trace", "reader_names", "sniff_format"]
+
+READERS: tuple[Reader, ...] = (NativeReader(), OtlpJsonReader())
+"""Known readers, in sniffing order (most specific first)."""
+
+SNIFF_BYTES = 64 * 1024
+
+
+def reader_names() -> list[str]:
+    """The ``--format`` names, in sniffing order."""
+    return [r.name for r in READERS]
+
+
+def _reader(name: str) -> Reader:
+    for r in READERS:
+        if r.name == name:
+            return r
+    raise ValueError(f"unknown format {name!r}; known formats: {', '.join(reader_names())}")
+
+
+def sniff_format(head: bytes) -> str | None:
+    """Name of the first reader whose ``sniff`` accepts these leading bytes, or None."""
+    for r in READERS:
+        if r.sniff(head):
+            return r.name
+    return None
+
+
+def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace_id: str | None = None) -> Trace:
+    """Read one run from a trace file.
+
+    Args:
+        path: The file.
+        format: A reader name (see ``reader_names()``) to skip sniffing.
+        trace_id: Which trace to pick when the file holds several; default the
+            first in file order. ``Trace.trace_ids`` lists them all.
+
+    Returns:
+        The run's ``Trace``: spans sorted by ``seq`` (derived from ``start_ns``
+        where the source has no order), with ``issues`` listing everything
+        skipped or doubted (file, line, field).
+
+    Raises:
+        ReadError: the file cannot be opened, or nothing in it can be loaded.
+        FormatNotRecognised: no reader recognises the content.
+        TraceNotFound: ``trace_id`` is not in the file.
+        ValueError: ``format`` is not a known reader name.
+    """
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise ReadError(p, "no such file") from None
+    except IsADirectoryError:
+        raise ReadError(p, "is a directory, expected a trace file") from None
+    except OSError as exc:
+        raise ReadError(p, f"cannot be read: {exc.strerror or exc}") from None
+    if format is None:
+        if not data.strip():
+            raise ReadError(p, "file is empty")
+        format = sniff_format(data[:SNIFF_BYTES])
+        if format is None:
+            raise FormatNotRecognised(
+                p,
+                "format not recognised (tried: " + ", ".join(reader_names()) + "); "
+                "pass --format if you know it",
+            )
+    reader = _reader(format)
+    out = reader.read(p, data)
+    runs = [r for r in out.runs if r.spans or r.header]
+    if not runs:
+        raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
+    ids = [r.trace_id for r in runs if r.trace_id is not None]
+    if trace_id is None:
+        run = runs[0]
+    else:
+        want = trace_id.lower()
+        found = [r for r in runs if r.trace_id is not None and r.trace_id.lower() == want]
+        if not found:
+            raise TraceNotFound(p, f"trace {trace_id!r} not in file; it holds: {', '.join(ids) or '(no trace ids)'}")
+        run = found[0]
+    issues = list(out.issues)
+    spans = finish_spans(run.spans, p, issues)
+    return Trace(spans=spans, header=run.header, path=p, format=reader.name,
+                 trace_id=run.trace_id, trace_ids=ids, issues=issues)
+
+
+def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> list[Span]:
+    """Order spans by ``seq`` and make the tree sound.
+
+    - Spans without a ``seq`` (-1) get one from ``(start_ns, file order)``.
+    - A duplicate ``span_id`` keeps its first span; the later one is skipped.
+    - A parent id that no span has makes the span a root (reported: the parent
+      was never recorded or the file is incomplete).
+    - A parent cycle is broken at the span found in it.
+    """
+    seen: dict[str, Span] = {}
+    unique: list[Span] = []
+    for s in spans:
+        if s.span_id in seen:
+            issues.append(ReadIssue(path, s.line, "span_id", f"duplicate span_id {s.span_id!r}; the later span is skipped"))
+            continue
+        seen[s.span_id] = s
+        unique.append(s)
+    if any(s.seq < 0 for s in unique):
+        big = 1 << 62
+        order = sorted(range(len(unique)), key=lambda i: (unique[i].start_ns if unique[i].start_ns is not None else big, i))
+        rank = {i: n for n, i in enumerate(order)}
+        unique = [_replace(s, seq=rank[i]) for i, s in enumerate(unique)]
+    unique.sort(key=lambda s: s.seq)
+    fixed: list[Span] = []
+    for s in unique:
+        if s.parent_id is not None and s.parent_id not in seen:
+            issues.append(ReadIssue(path, s.line, "parent_id", f"span {s.span_id!r} names parent {s.parent_id!r}, which is not in the trace; shown as a root", "warning"))
+            s = _replace(s, parent_id=None)
+        fixed.append(s)
+    # Break cycles: walk up from each span; a revisit means a cycle.
+    parent = {s.span_id: s.parent_id for s in fixed}
+    broken: set[str] = set()
+    for s in fixed:
+        path_ids: set[str] = set()
+        cur: str | None = s.span_id
+        while cur is not None and cur not in broken:
+            if cur in path_ids:
+                broken.add(cur)
+                parent[cur] = None
+                issues.append(ReadIssue(path, seen[cur].line, "parent_id", f"span {cur!r} is its own ancestor; shown as a root", "warning"))
+                break
+            path_ids.add(cur)
+            cur = parent[cur]
+    if broken:
+        fixed = [_replace(s, parent_id=None) if s.span_id in broken else s for s in fixed]
+    return fixed
+
+
+def _replace(span: Span, **changes: object) -> Span:
+    from dataclasses import replace
+
+    return replace(span, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,58 @@
+"""What a reader is: a name, a content sniffer, and a pure bytes -> runs function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tracetui.core.model import ReadIssue, Span
+
+
+@dataclass(slots=True)
+class RunSpans:
+    """The spans of one run as a reader found them.
+
+    Attributes:
+        trace_id: The run's trace id (OTel trace id, run id), or None.
+        spans: Spans in file order. ``seq`` may be -1 when the source has no
+            emission order; ``read_trace`` then derives it from ``start_ns``.
+        header: tracetui/1 header fields the source carries (may be empty).
+    """
+
+    trace_id: str | None
+    spans: list[Span] = field(default_factory=list)
+    header: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ReaderOutput:
+    """Everything a reader got out of one file: runs in file order, and issues."""
+
+    runs: list[RunSpans] = field(default_factory=list)
+    issues: list[ReadIssue] = field(default_factory=list)
+
+
+class Reader(Protocol):
+    """A trace reader. Pure: no I/O besides the bytes given, no printing.
+
+    Attributes:
+        name: The ``--format`` name (``tracetui``, ``otlp-json``).
+    """
+
+    name: str
+
+    def sniff(self, head: bytes) -> bool:
+        """True when the first bytes of a file (up to 64 KiB) look like this format."""
+        ...
+
+    def read(self, path: str, data: bytes) -> ReaderOutput:
+        """Parse a whole file.
+
+        Args:
+            path: Used only in issues and errors.
+            data: The file's bytes.
+
+        Raises:
+            ReadError: when nothing at all can be loaded (not JSON, wrong shape).
+        """
+        ...
