@@ -1,0 +1,123 @@
+"""``tracetui`` command line: ``tracetui ORIGINAL REPLAY`` opens the TUI, ``tracetui diff`` reports.
+
+Exit codes (after ruff/ty): 0 no divergence, 1 divergence found, 2 usage, input
+or I/O error. stdout carries the report; stderr carries diagnostics. Textual
+is imported only when the TUI is opened, so ``tracetui diff`` and ``--help``
+stay light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence, TextIO
+
+from tracetui import __version__
+from tracetui.core.errors import TracetuiError
+from tracetui.core.readers import reader_names
+
+EXIT_OK = 0
+EXIT_DIVERGED = 1
+EXIT_ERROR = 2
+
+COMMANDS = ("view", "diff")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` returns an int."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: error: {message}\n{self.format_usage().rstrip()}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("original", metavar="ORIGINAL", help="trace of the run that happened (tracetui/1 JSONL or OTLP/JSON)")
+    p.add_argument("replay", metavar="REPLAY", help="trace of the replay to compare with it")
+    p.add_argument(
+        "--input-format",
+        choices=reader_names(),
+        metavar="NAME",
+        help=f"read both files as this format instead of sniffing the content ({', '.join(reader_names())})",
+    )
+    p.add_argument("--trace-id", metavar="ID", help="trace to pick in ORIGINAL when it holds several (default: the first)")
+    p.add_argument("--replay-trace-id", metavar="ID", help="trace to pick in REPLAY (default: --trace-id if REPLAY holds it, else the first)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to document the commands)."""
+    parser = _Parser(
+        prog="tracetui",
+        description=(
+            "Diff an AI agent's original run against its replay, span by span, and show the first divergence.\n\n"
+            "  tracetui ORIGINAL REPLAY            open the side-by-side view (same as `tracetui view`)\n"
+            "  tracetui diff ORIGINAL REPLAY       print the divergences (exit 0 none, 1 some, 2 error)"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tracetui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    view = sub.add_parser("view", help="open the two runs side by side in the terminal UI", description="Open ORIGINAL and REPLAY aligned side by side, cursor on the first divergence.")
+    _add_inputs(view)
+    diff = sub.add_parser(
+        "diff",
+        help="report the divergences between two runs",
+        description="Align ORIGINAL and REPLAY, compare them span by span, and report the first divergence. "
+        "Exit 0 when there is no divergence, 1 when there is, 2 on usage or input errors.",
+    )
+    _add_inputs(diff)
+    diff.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)")
+    diff.add_argument("--exit-zero", action="store_true", help="exit 0 even when the runs diverge (errors still exit 2)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the CLI.
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+        stdout: Where the report goes (default ``sys.stdout``).
+        stderr: Where diagnostics go (default ``sys.stderr``).
+
+    Returns:
+        The exit code: 0, 1 or 2 (module docstring).
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # `tracetui A B` is `tracetui view A B`: the on-call path is the short one.
+    if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
+        args_list.insert(0, "view")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except _UsageError as exc:
+        print(exc, file=err)
+        return EXIT_ERROR
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_ERROR
+    try:
+        if args.command == "diff":
+            from tracetui.cli.commands import run_diff
+
+            return run_diff(args, out, err)
+        from tracetui.cli.commands import run_view
+
+        return run_view(args, err)
+    except TracetuiError as exc:
+        print(f"tracetui: error: {exc}", file=err)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

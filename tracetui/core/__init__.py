@@ -1,0 +1,39 @@
+"""The headless library: span model, readers, alignment, comparison, report.
+
+Pure Python (standard library, orjson, rapidfuzz); never imports Textual, Rich
+or watchfiles, never prints. Public names resolve lazily (PEP 562) so
+``import tracetui.core`` costs nothing until a name is used.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "Span": "tracetui.core.model",
+    "SpanKind": "tracetui.core.model",
+    "Status": "tracetui.core.model",
+    "Trace": "tracetui.core.model",
+    "ReadIssue": "tracetui.core.model",
+    "read_trace": "tracetui.core.readers",
+    "write_trace": "tracetui.core.readers.native",
+    "align": "tracetui.core.align",
+    "diff_traces": "tracetui.core.diff",
+    "TraceDiff": "tracetui.core.diff",
+    "Divergence": "tracetui.core.diff",
+    "DivergenceType": "tracetui.core.diff",
+    "FieldChange": "tracetui.core.diff",
+    "diff_report": "tracetui.core.report",
+    "TracetuiError": "tracetui.core.errors",
+    "ReadError": "tracetui.core.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tracetui.core' has no attribute {name!r}")
+    return getattr(import_module(module), name)

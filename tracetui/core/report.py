@@ -1,0 +1,100 @@
+"""The diff report: a versioned, JSON-serialisable summary of a ``TraceDiff``.
+
+This is what ``tracetui diff --format json`` prints and what CI consumes.
+Shape (``schema_version`` 1)::
+
+    {"schema_version": 1,
+     "original": {"path", "format", "trace_id", "span_count", "skipped"},
+     "replay":   {... same ...},
+     "first_divergence": null | DIVERGENCE,
+     "divergences": [DIVERGENCE, ...],          # in the original's execution order
+     "counts": {"args_mismatch": 1, ...}}       # by type, only types that occur
+
+    DIVERGENCE = {"type", "kind", "row", "path",
+                  "original": null | {"span_id", "name", "seq"},
+                  "replay":   null | {"span_id", "name", "seq"},
+                  "fields": [{"path", "original", "replay"}, ...]}
+
+``path`` is the span's ancestry by name (``agent > chat gpt-4o``), taken from
+the original side when it exists. Values are JSON, never truncated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from tracetui.core.diff import Divergence, TraceDiff
+    from tracetui.core.model import Span, Trace
+
+SCHEMA_VERSION = 1
+
+
+def span_path(by_id: Mapping[str, Span], span: Span, sep: str = " > ") -> str:
+    """Names of the span's ancestors and the span, root first, joined by ``sep``.
+
+    Args:
+        by_id: The trace's spans by ``span_id``.
+        span: The span.
+    """
+    names = [span.name]
+    seen = {span.span_id}
+    cur = span.parent_id
+    while cur is not None and cur in by_id and cur not in seen:
+        seen.add(cur)
+        parent = by_id[cur]
+        names.append(parent.name)
+        cur = parent.parent_id
+    return sep.join(reversed(names))
+
+
+def _side(span: Span | None) -> dict[str, Any] | None:
+    if span is None:
+        return None
+    return {"span_id": span.span_id, "name": span.name, "seq": span.seq}
+
+
+def divergence_record(d: Divergence, original_by_id: Mapping[str, Span], replay_by_id: Mapping[str, Span]) -> dict[str, Any]:
+    """One divergence as its JSON report object (see the module docstring)."""
+    if d.original is not None:
+        path = span_path(original_by_id, d.original)
+    elif d.replay is not None:
+        path = span_path(replay_by_id, d.replay)
+    else:
+        path = ""
+    side = d.original or d.replay
+    return {
+        "type": d.type.value,
+        "kind": side.kind.value if side is not None else None,
+        "row": d.row,
+        "path": path,
+        "original": _side(d.original),
+        "replay": _side(d.replay),
+        "fields": [{"path": f.path, "original": f.original, "replay": f.replay} for f in d.fields],
+    }
+
+
+def _trace_record(t: Trace) -> dict[str, Any]:
+    return {
+        "path": t.path,
+        "format": t.format,
+        "trace_id": t.trace_id,
+        "span_count": len(t.spans),
+        "skipped": [str(i) for i in t.issues],
+    }
+
+
+def diff_report(diff: TraceDiff) -> dict[str, Any]:
+    """The full report of a diff, as plain JSON data (module docstring gives the shape)."""
+    o_ids = {s.span_id: s for s in diff.original.spans}
+    r_ids = {s.span_id: s for s in diff.replay.spans}
+    divs = [divergence_record(d, o_ids, r_ids) for d in diff.divergences]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "original": _trace_record(diff.original),
+        "replay": _trace_record(diff.replay),
+        "first_divergence": divs[0] if divs else None,
+        "divergences": divs,
+        "counts": dict(Counter(d["type"] for d in divs)),
+    }
