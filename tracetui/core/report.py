@@ -8,7 +8,13 @@ Shape (``schema_version`` 1)::
      "replay":   {... same ...},
      "first_divergence": null | DIVERGENCE,
      "divergences": [DIVERGENCE, ...],          # in the original's execution order
-     "counts": {"args_mismatch": 1, ...}}       # by type, only types that occur
+     "counts": {"args_mismatch": 1, ...},       # by type, only types that occur
+     "run_changes": [{"path", "original", "replay"}, ...]}  # header fields that differ
+
+``run_changes`` compares the run headers' inputs (``RUN_FIELDS``: code and
+prompt versions, model, tool schemas, the clock the agent was given, the run's
+input): the short answer to "what changed between the two runs" that a CI
+report should lead with (``../shared/design/practice.md``, "Diffing runs").
 
     DIVERGENCE = {"type", "kind", "row", "path",
                   "original": null | {"span_id", "name", "seq"},
@@ -29,6 +35,29 @@ if TYPE_CHECKING:
     from tracetui.core.model import Span, Trace
 
 SCHEMA_VERSION = 1
+
+RUN_FIELDS: tuple[str, ...] = ("code_version", "prompt_versions", "model", "tool_schema_hash", "clock", "input")
+"""Header fields compared by ``run_changes``; ids and start times are volatile."""
+
+
+def run_changes(original: Mapping[str, Any], replay: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Header fields in ``RUN_FIELDS`` that differ, one level deep (``prompt_versions.scheduler.system``).
+
+    A field absent from both headers is not a change; absent from one side is
+    (the other side reports ``None``).
+    """
+    changes: list[dict[str, Any]] = []
+    for key in RUN_FIELDS:
+        a, b = original.get(key), replay.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for sub in sorted(set(a) | set(b)):
+                if a.get(sub) != b.get(sub):
+                    changes.append({"path": f"{key}.{sub}", "original": a.get(sub), "replay": b.get(sub)})
+        else:
+            changes.append({"path": key, "original": a, "replay": b})
+    return changes
 
 
 def span_path(by_id: Mapping[str, Span], span: Span, sep: str = " > ") -> str:
@@ -97,4 +126,5 @@ def diff_report(diff: TraceDiff) -> dict[str, Any]:
         "first_divergence": divs[0] if divs else None,
         "divergences": divs,
         "counts": dict(Counter(d["type"] for d in divs)),
+        "run_changes": run_changes(diff.original.header, diff.replay.header),
     }

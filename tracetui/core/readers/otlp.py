@@ -1,15 +1,482 @@
-"""OTLP/JSON reader (placeholder: being written)."""
+"""OTLP/JSON reader: ``ExportTraceServiceRequest`` / ``TracesData`` JSON, one document or JSON Lines.
+
+Envelopes (``../shared/design/formats.md`` §2.1; OTLP spec, "JSON Protobuf Encoding";
+OTLP file exporter spec):
+
+- one JSON document ``{"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans": [...]}]}]}``
+  (snake_case ``resource_spans`` / ``scope_spans`` too, and a top-level array of such
+  documents);
+- the Collector ``file`` exporter's JSON Lines: one such object per line, spans of one
+  trace spread over many lines. A torn last line (no trailing newline, not parseable)
+  is held back with a warning; a bad line elsewhere is reported and skipped.
+
+Values: ids in hex of any case (also ``0x``-prefixed, or base64 as protobuf's
+``MessageToJson`` writes them) become lowercase hex; timestamps as strings or
+numbers become int ns; ``kind`` and ``status.code`` as ints or enum names.
+Attributes are decoded from AnyValue and mapped by
+``otel_attrs.span_fields_from_attributes``. Every trace id becomes one run, in
+file order; ``seq`` is left to ``read_trace`` (derived from ``start_ns``).
+"""
 
 from __future__ import annotations
 
-from tracetui.core.readers.base import ReaderOutput
+import base64
+import binascii
+import gc
+from typing import Any
+
+import orjson
+
+from tracetui.core.errors import ReadError
+from tracetui.core.model import ReadIssue, Span, Status
+from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.otel_attrs import span_fields_from_attributes
+
+_HEX = frozenset("0123456789abcdef")
+_BOM = b"\xef\xbb\xbf"
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
+_SPAN_KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+_SPAN_KIND_NAMES = {v: v for v in _SPAN_KINDS.values()}
+_STATUS_CODES = {0: Status.UNSET, 1: Status.OK, 2: Status.ERROR}
+_STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
+_RS_KEYS = ("resourceSpans", "resource_spans")
+_SS_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
+_SCOPE_KEYS = ("scope", "instrumentationLibrary", "instrumentation_library")
+_MESSAGE_EVENTS = frozenset({
+    "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
+    "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
+
+
+class _BadValue(Exception):
+    """An AnyValue that cannot be decoded; the message says why."""
+
+
+def _get(d: dict[str, Any], camel: str, snake: str) -> Any:
+    v = d.get(camel)
+    return d.get(snake) if v is None else v
+
+
+def _decode_int(v: Any) -> int:
+    n: int | None = None
+    if isinstance(v, int) and not isinstance(v, bool):
+        n = v
+    elif isinstance(v, str):
+        try:
+            n = int(v)
+        except ValueError:
+            pass
+    elif isinstance(v, float) and v.is_integer():
+        n = int(v)
+    if n is None:
+        raise _BadValue(f"intValue {v!r} is not an integer")
+    if not _INT64_MIN <= n <= _INT64_MAX:
+        raise _BadValue(f"intValue {v!r} is outside the int64 range")
+    return n
+
+
+def _decode_double(v: Any) -> float:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)  # proto3 JSON writes "NaN", "Infinity", "-Infinity"
+        except ValueError:
+            pass
+    raise _BadValue(f"doubleValue {v!r} is not a number")
+
+
+def _decode_bytes(v: Any) -> str:
+    if isinstance(v, str):
+        try:
+            base64.b64decode(v, validate=True)
+            return v
+        except (binascii.Error, ValueError):
+            pass
+    raise _BadValue(f"bytesValue {v!r} is not base64")
+
+
+def _decode_list(v: Any, what: str) -> list[Any]:
+    if v is None:
+        return []
+    if not isinstance(v, dict):
+        raise _BadValue(f"{what} is not an object")
+    values = v.get("values")
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise _BadValue(f"{what}.values is not a list")
+    return values
+
+
+def anyvalue(v: Any) -> Any:
+    """Decode an OTLP ``AnyValue`` to a plain JSON value.
+
+    ``stringValue``, ``boolValue``, ``intValue`` (string or number -> int),
+    ``doubleValue`` (-> float), ``arrayValue`` (-> list), ``kvlistValue`` (-> dict),
+    ``bytesValue`` (kept as its base64 string, validated); camelCase or
+    snake_case. ``{}`` (no value set) -> None. A bare JSON scalar is accepted
+    as itself (some producers skip the wrapper).
+
+    Raises:
+        _BadValue: a variant whose payload has the wrong type, or no known variant.
+    """
+    if type(v) is dict and len(v) == 1:
+        for key, val in v.items():
+            if key == "stringValue" and type(val) is str:
+                return val
+    if not isinstance(v, dict):
+        if v is None or isinstance(v, (str, int, float, bool)):
+            return v
+        raise _BadValue(f"expected an AnyValue object, found {type(v).__name__}")
+    if not v:
+        return None
+    for key, val in v.items():
+        if key in ("stringValue", "string_value"):
+            if not isinstance(val, str):
+                raise _BadValue(f"stringValue {val!r} is not a string")
+            return val
+        if key in ("intValue", "int_value"):
+            return _decode_int(val)
+        if key in ("doubleValue", "double_value"):
+            return _decode_double(val)
+        if key in ("boolValue", "bool_value"):
+            if not isinstance(val, bool):
+                raise _BadValue(f"boolValue {val!r} is not true/false")
+            return val
+        if key in ("arrayValue", "array_value"):
+            return [anyvalue(x) for x in _decode_list(val, "arrayValue")]
+        if key in ("kvlistValue", "kvlist_value"):
+            out: dict[str, Any] = {}
+            for kv in _decode_list(val, "kvlistValue"):
+                if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+                    raise _BadValue("kvlistValue entry without a string key")
+                out[kv["key"]] = anyvalue(kv.get("value"))
+            return out
+        if key in ("bytesValue", "bytes_value"):
+            return _decode_bytes(val)
+    raise _BadValue(f"no known AnyValue field (found: {', '.join(map(str, v))})")
+
+
+def normalize_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
+    """An OTel trace id (``nbytes`` 16) or span id (8) as lowercase hex.
+
+    Accepts hex of any case, ``0x``-prefixed hex, base64 of exactly ``nbytes``
+    bytes (protobuf ``MessageToJson``), and non-negative integers.
+
+    Returns:
+        ``(id, problem)``: id None when missing or empty; a value that is none of
+        the above is kept as given (so parent references still match) with
+        ``problem`` saying so.
+    """
+    if type(v) is str and len(v) == 2 * nbytes:
+        low = v.lower()
+        if _HEX.issuperset(low):
+            return low, None
+    if v is None or v == "":
+        return None, None
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << (8 * nbytes):
+        return format(v, f"0{2 * nbytes}x"), None
+    if not isinstance(v, str):
+        return None, f"expected a hex string, found {type(v).__name__} {v!r}"
+    s = v.strip()
+    if s[:2] in ("0x", "0X"):
+        s = s[2:]
+    low = s.lower()
+    if len(low) == 2 * nbytes and _HEX.issuperset(low):
+        return low, None
+    if len(s) == 4 * ((nbytes + 2) // 3):
+        try:
+            raw = base64.b64decode(s.replace("-", "+").replace("_", "/"), validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) == nbytes:
+            return raw.hex(), None
+    if low and _HEX.issuperset(low):
+        return low, None
+    return s, f"{v!r} is neither {2 * nbytes}-digit hex nor base64; kept as is"
+
+
+def _ns(v: Any) -> tuple[int | None, bool]:
+    """Timestamp in ns from a string or number; 0 means unset. Returns ``(ns, ok)``."""
+    if type(v) is str:
+        try:
+            n = int(v)
+        except ValueError:
+            return None, False
+    elif isinstance(v, int) and not isinstance(v, bool):
+        n = v
+    elif isinstance(v, float) and v.is_integer():
+        n = int(v)
+    elif v is None:
+        return None, True
+    else:
+        return None, False
+    if n < 0 or n > _UINT64_MAX:
+        return None, False
+    return (n if n > 0 else None), True
 
 
 class OtlpJsonReader:
+    """Reads OTLP/JSON trace files (single document or Collector JSON Lines)."""
+
     name = "otlp-json"
 
     def sniff(self, head: bytes) -> bool:
-        return b"resourceSpans" in head or b"resource_spans" in head
+        """An object or array whose first 64 KiB name ``resourceSpans`` (or ``resource_spans``) as a key."""
+        first = head.removeprefix(_BOM).lstrip()[:1]
+        return first in (b"{", b"[") and (b'"resourceSpans"' in head or b'"resource_spans"' in head)
 
     def read(self, path: str, data: bytes) -> ReaderOutput:
-        raise NotImplementedError
+        """Parse a whole file into one run per trace id.
+
+        Raises:
+            ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
+        """
+        gc_was = gc.isenabled()
+        gc.disable()  # 100k+ small dicts: the cyclic GC only costs here
+        try:
+            return _Reading(path).run(data)
+        finally:
+            if gc_was:
+                gc.enable()
+
+
+class _Reading:
+    """State of reading one file: issues and runs by trace id (insertion order = file order)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.issues: list[ReadIssue] = []
+        self.runs: dict[str | None, RunSpans] = {}
+
+    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
+        self.issues.append(ReadIssue(self.path, line, where, message, severity))
+
+    # -- envelope -------------------------------------------------------------------
+
+    def run(self, data: bytes) -> ReaderOutput:
+        data = data.removeprefix(_BOM)
+        if not data.strip():
+            raise ReadError(self.path, "file is empty")
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self._jsonl(data, exc)
+        else:
+            line = 1 if b"\n" not in data.strip() else None
+            if isinstance(doc, dict):
+                records = [(doc, "$")]
+            elif isinstance(doc, list):
+                records = [(d, f"$[{i}]") for i, d in enumerate(doc)]
+            else:
+                raise ReadError(self.path, f"JSON {type(doc).__name__} is not OTLP/JSON "
+                                "(expected an object with resourceSpans)")
+            if not any(isinstance(d, dict) and _has_rs(d) for d, _ in records):
+                raise ReadError(self.path, "JSON document has no resourceSpans, so it is not OTLP/JSON; "
+                                f"found {_describe(doc)}")
+            for d, base in records:
+                self._record(d, base, line)
+        return ReaderOutput(runs=list(self.runs.values()), issues=self.issues)
+
+    def _jsonl(self, data: bytes, whole_error: orjson.JSONDecodeError) -> None:
+        lines = data.split(b"\n")
+        torn = not data.endswith(b"\n") and bool(lines) and lines[-1].strip() != b""
+        last = len(lines)
+        loaded = 0
+        for lineno, raw in enumerate(lines, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if torn and lineno == last and loaded:
+                    self.issue(lineno, "", "last line is incomplete (file still being written?); held back", "warning")
+                else:
+                    self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
+                continue
+            if not isinstance(obj, dict) or not _has_rs(obj):
+                self.issue(lineno, "", f"line holds no resourceSpans ({_describe(obj)}); line skipped")
+                continue
+            loaded += 1
+            self._record(obj, "$", lineno)
+        if not loaded:
+            raise ReadError(self.path, f"not valid JSON ({whole_error}) and no line holds an OTLP/JSON object")
+
+    def _record(self, obj: Any, base: str, line: int | None) -> None:
+        if not isinstance(obj, dict):
+            self.issue(line, base, f"expected an object, found {type(obj).__name__}; skipped")
+            return
+        rs_key = next((k for k in _RS_KEYS if k in obj), None)
+        if rs_key is None:
+            self.issue(line, base, f"no resourceSpans ({_describe(obj)}); skipped")
+            return
+        for i, rs in _items(self, obj[rs_key], f"{base}.{rs_key}", line):
+            p_rs = f"{base}.{rs_key}[{i}]"
+            resource = rs.get("resource")
+            res_attrs = self._attrs(resource.get("attributes"), p_rs, ".resource.attributes", line) \
+                if isinstance(resource, dict) else {}
+            service = res_attrs.get("service.name")
+            ss_key = next((k for k in _SS_KEYS if k in rs), None)
+            if ss_key is None:
+                continue
+            for j, ss in _items(self, rs[ss_key], f"{p_rs}.{ss_key}", line):
+                p_ss = f"{p_rs}.{ss_key}[{j}]"
+                scope = next((ss[k] for k in _SCOPE_KEYS if isinstance(ss.get(k), dict)), None)
+                scope_name = scope.get("name") if scope else None
+                for k, sp in _items(self, ss.get("spans"), f"{p_ss}.spans", line):
+                    self._span(sp, f"{p_ss}.spans[{k}]", line, service, scope_name)
+
+    # -- one span -------------------------------------------------------------------
+
+    def _span(self, sp: dict[str, Any], where: str, line: int | None, service: Any, scope_name: Any) -> None:
+        sid, problem = normalize_id(_get(sp, "spanId", "span_id"), 8)
+        if sid is None:
+            self.issue(line, f"{where}.spanId", (problem or "missing spanId") + "; span skipped")
+            return
+        if problem:
+            self.issue(line, f"{where}.spanId", problem, "warning")
+        tid, problem = normalize_id(_get(sp, "traceId", "trace_id"), 16)
+        if problem:
+            self.issue(line, f"{where}.traceId", problem, "warning")
+        elif tid is None:
+            self.issue(line, f"{where}.traceId", "missing traceId; span grouped in a run without trace id", "warning")
+        parent, problem = normalize_id(_get(sp, "parentSpanId", "parent_span_id"), 8)
+        if problem:
+            self.issue(line, f"{where}.parentSpanId", problem, "warning")
+        if parent is not None and not parent.strip("0"):
+            parent = None  # an all-zero id is "no parent"
+        name = sp.get("name")
+        name = name if isinstance(name, str) else "" if name is None else str(name)
+        raw_start = _get(sp, "startTimeUnixNano", "start_time_unix_nano")
+        start, ok = _ns(raw_start)
+        if not ok:
+            self.issue(line, f"{where}.startTimeUnixNano", f"{raw_start!r} is not integer nanoseconds; ignored",
+                       "warning")
+        raw_end = _get(sp, "endTimeUnixNano", "end_time_unix_nano")
+        end, ok = _ns(raw_end)
+        if not ok:
+            self.issue(line, f"{where}.endTimeUnixNano", f"{raw_end!r} is not integer nanoseconds; ignored", "warning")
+        st = sp.get("status")
+        status, status_msg = (Status.UNSET, None) if not st else self._status(st, where, line)
+        attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
+        ev = sp.get("events")
+        events = self._events(ev, where, line) if ev else []
+        kind, data, left, error_type = span_fields_from_attributes(
+            name, attrs, events, status_error=status is Status.ERROR)
+        otel_kind = self._kind(sp.get("kind"))
+        if otel_kind is not None:
+            left["otel.span_kind"] = otel_kind
+        if status_msg:
+            left["otel.status_message"] = status_msg
+        if service is not None and "service.name" not in left:
+            left["service.name"] = service
+        if scope_name:
+            left["otel.scope.name"] = scope_name
+        kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
+        if kept:
+            left["otel.events"] = kept
+        span = Span(span_id=sid, parent_id=parent, seq=-1, kind=kind, name=name or kind.value,
+                    start_ns=start, end_ns=end, status=status, error_type=error_type,
+                    data=data, attributes=left, trace_id=tid, line=line)
+        run = self.runs.get(tid)
+        if run is None:
+            run = self.runs[tid] = RunSpans(trace_id=tid)
+        run.spans.append(span)
+
+    def _status(self, st: Any, span_where: str, line: int | None) -> tuple[Status, str | None]:
+        where = f"{span_where}.status"
+        if st is None or st == {}:
+            return Status.UNSET, None
+        if not isinstance(st, dict):
+            self.issue(line, where, f"status {st!r} is not an object; read as unset", "warning")
+            return Status.UNSET, None
+        code = st.get("code")
+        msg = st.get("message")
+        msg = msg if isinstance(msg, str) and msg else None
+        if code is None:
+            return Status.UNSET, msg
+        status: Status | None = None
+        if isinstance(code, int) and not isinstance(code, bool):
+            status = _STATUS_CODES.get(code)
+        elif isinstance(code, str):
+            c = code.strip().lower()
+            status = _STATUS_NAMES.get(c.removeprefix("status_code_")) if not c.isdigit() else _STATUS_CODES.get(int(c))
+        if status is None:
+            self.issue(line, f"{where}.code", f"unknown status code {code!r}; read as unset", "warning")
+            return Status.UNSET, msg
+        return status, msg
+
+    @staticmethod
+    def _kind(k: Any) -> str | None:
+        if isinstance(k, int) and not isinstance(k, bool):
+            return _SPAN_KINDS.get(k)
+        if isinstance(k, str) and k:
+            s = k.strip().lower()
+            if s.isdigit():
+                return _SPAN_KINDS.get(int(s))
+            return _SPAN_KIND_NAMES.get(s.removeprefix("span_kind_").removeprefix("spankind."), s)
+        return None
+
+    def _attrs(self, raw: Any, base: str, suffix: str, line: int | None) -> dict[str, Any]:
+        """Decode a ``KeyValue`` list; the JSON path ``base + suffix`` is built only for issues."""
+        if not raw:
+            return {}
+        if isinstance(raw, dict):
+            return dict(raw)  # already flat (some producers)
+        if not isinstance(raw, list):
+            self.issue(line, base + suffix, f"attributes are a {type(raw).__name__}, not a list; ignored", "warning")
+            return {}
+        out: dict[str, Any] = {}
+        for i, kv in enumerate(raw):
+            key = kv.get("key") if type(kv) is dict else None
+            if type(key) is not str or not key:
+                self.issue(line, f"{base}{suffix}[{i}]", "attribute without a string key; attribute skipped", "warning")
+                continue
+            try:
+                out[key] = anyvalue(kv.get("value"))
+            except _BadValue as exc:
+                self.issue(line, f"{base}{suffix}[{i}]", f"attribute {key!r}: {exc}; attribute skipped", "warning")
+            except RecursionError:
+                self.issue(line, f"{base}{suffix}[{i}]", f"attribute {key!r} is nested too deeply; attribute skipped",
+                           "warning")
+        return out
+
+    def _events(self, raw: Any, span_where: str, line: int | None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        where = f"{span_where}.events"
+        for i, ev in _items(self, raw, where, line):
+            name = ev.get("name")
+            t, _ = _ns(_get(ev, "timeUnixNano", "time_unix_nano"))
+            out.append({"name": name if isinstance(name, str) else str(name), "time_unix_nano": t,
+                        "attributes": self._attrs(ev.get("attributes"), where, f"[{i}].attributes", line)})
+        return out
+
+
+def _items(reading: _Reading, raw: Any, where: str, line: int | None):  # type: ignore[no-untyped-def]
+    """``(index, dict)`` pairs of a list, reporting what is not a list or not an object."""
+    if raw is None:
+        return
+    if not isinstance(raw, list):
+        reading.issue(line, where, f"expected a list, found {type(raw).__name__}; skipped")
+        return
+    for i, item in enumerate(raw):
+        if isinstance(item, dict):
+            yield i, item
+        else:
+            reading.issue(line, f"{where}[{i}]", f"expected an object, found {type(item).__name__}; skipped")
+
+
+def _has_rs(d: dict[str, Any]) -> bool:
+    return any(k in d for k in _RS_KEYS)
+
+
+def _describe(obj: Any) -> str:
+    """A short description of what a JSON value holds, for messages."""
+    if isinstance(obj, dict):
+        keys = list(obj)[:6]
+        return "an object with keys " + ", ".join(map(repr, keys)) + (", ..." if len(obj) > 6 else "") \
+            if keys else "an empty object"
+    if isinstance(obj, list):
+        return f"a list of {len(obj)} items"
+    return f"a JSON {type(obj).__name__}"
