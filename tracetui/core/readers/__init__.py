@@ -75,7 +75,7 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace
     except OSError as exc:
         raise ReadError(p, f"cannot be read: {exc.strerror or exc}") from None
     if format is None:
-        if not data.strip():
+        if not data or data.isspace():  # no strip(): it copies the whole file
             raise ReadError(p, "file is empty")
         format = sniff_format(data[:SNIFF_BYTES])
         if format is None:
@@ -134,9 +134,12 @@ def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> l
         big = 1 << 62
         order = sorted(range(len(unique)), key=lambda i: (unique[i].start_ns if unique[i].start_ns is not None else big, i))
         for n, i in enumerate(order):
-            # Spans are frozen for users; here they are fresh from the reader and not yet shared.
-            object.__setattr__(unique[i], "seq", n)
+            unique[i].seq = n  # fresh from the reader, not yet shared
+
     unique.sort(key=lambda s: s.seq)
+    position = {s.span_id: n for n, s in enumerate(unique)}
+    if all(s.parent_id is None or position.get(s.parent_id, n) < n for n, s in enumerate(unique)):
+        return unique  # every parent known and earlier in seq: no orphan, no cycle possible (O(N))
     fixed: list[Span] = []
     for s in unique:
         if s.parent_id is not None and s.parent_id not in seen:

@@ -42,37 +42,42 @@ class NativeReader:
         out = ReaderOutput()
         run = RunSpans(trace_id=None)
         out.runs.append(run)
-        lines = data.split(b"\n")
-        torn = not data.endswith(b"\n") and lines and lines[-1].strip() != b""
-        last = len(lines)
         loads = orjson.loads
+        # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
+        view = memoryview(data)
+        find = data.find
+        size = len(data)
+        pos = 0
+        lineno = 0
         gc_was = gc.isenabled()
         gc.disable()  # building 100k+ small dicts: the cyclic GC only costs here
         try:
-            for lineno, raw in enumerate(lines, 1):
-                if not raw.strip():
+            while pos < size:
+                lineno += 1
+                end = find(b"\n", pos)
+                last = end < 0
+                if last:
+                    end = size
+                start, pos = pos, end + 1
+                if end == start:
                     continue
                 try:
-                    obj = loads(raw)
+                    obj = loads(view[start:end])
                 except orjson.JSONDecodeError as exc:
-                    if torn and lineno == last:
+                    if data[start:end].isspace():
+                        continue
+                    if last:
                         out.issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
                     else:
                         out.issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
                     continue
-                if not isinstance(obj, dict):
+                if type(obj) is not dict:
                     out.issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
                     continue
                 if "schema" in obj and "span_id" not in obj:
-                    if run.header:
-                        out.issues.append(ReadIssue(path, lineno, "schema", "second header line ignored"))
-                    else:
-                        if obj.get("schema") != SCHEMA:
-                            out.issues.append(ReadIssue(path, lineno, "schema", f"schema {obj.get('schema')!r} is not {SCHEMA!r}; read as {SCHEMA}", "warning"))
-                        run.header = obj
-                        run.trace_id = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+                    self._header(obj, run, path, lineno, out.issues)
                     continue
-                span = _span_from_obj(obj, path, lineno, out.issues)
+                span = _span_fast(obj, lineno) or _span_from_obj(obj, path, lineno, out.issues)
                 if span is not None:
                     run.spans.append(span)
         finally:
@@ -83,6 +88,44 @@ class NativeReader:
         if not run.header:
             out.issues.append(ReadIssue(path, 1, "schema", "no header line; spans read without run metadata", "warning"))
         return out
+
+    @staticmethod
+    def _header(obj: dict[str, Any], run: RunSpans, path: str, lineno: int, issues: list[ReadIssue]) -> None:
+        if run.header:
+            issues.append(ReadIssue(path, lineno, "schema", "second header line ignored"))
+            return
+        if obj.get("schema") != SCHEMA:
+            issues.append(ReadIssue(path, lineno, "schema", f"schema {obj.get('schema')!r} is not {SCHEMA!r}; read as {SCHEMA}", "warning"))
+        run.header = obj
+        run.trace_id = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+
+
+def _span_fast(obj: dict[str, Any], lineno: int) -> Span | None:
+    """The span of a well-formed line, or None to take the careful path (which reports issues)."""
+    span_id = obj.get("span_id")
+    kind_s = obj.get("kind")
+    kind = _KINDS.get(kind_s) if type(kind_s) is str else None
+    seq = obj.get("seq")
+    status = _STATUSES.get(obj.get("status", "unset"))  # type: ignore[arg-type]
+    start = obj.get("start_ns")
+    end = obj.get("end_ns")
+    data = obj.get(kind_s) if kind is not None else None  # type: ignore[arg-type]
+    parent = obj.get("parent_id")
+    name = obj.get("name")
+    error_type = obj.get("error_type")
+    trace_id = obj.get("trace_id")
+    attrs = obj.get("attributes", {})
+    if (
+        type(span_id) is not str or not span_id or kind is None or type(seq) is not int or status is None
+        or (start is not None and type(start) is not int) or (end is not None and type(end) is not int)
+        or (data is not None and type(data) is not dict) or type(name) is not str
+        or (parent is not None and type(parent) is not str) or (error_type is not None and type(error_type) is not str)
+        or (trace_id is not None and type(trace_id) is not str) or type(attrs) is not dict
+        or not (obj.keys() - _COMMON <= {kind_s})  # other keys go to attributes: careful path
+    ):
+        return None
+    return Span(span_id, parent or None, seq, kind, name, start, end, status, error_type,
+                {} if data is None else data, attrs, trace_id, lineno)
 
 
 def _str_or_none(v: Any) -> str | None:

@@ -1,0 +1,73 @@
+"""Small span and trace builders for tests: readable trees without file boilerplate.
+
+``make_span(kind, name, **data)`` builds one span; ``TraceBuilder`` hands out
+span ids and ``seq`` in emission order so tests only write what matters::
+
+    t = TraceBuilder()
+    root = t.add("agent", "support-agent", input={"q": 1})
+    t.add("tool", "search", parent=root, arguments={"q": "x"}, output=[1])
+    trace = t.trace()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracetui.core.model import Span, SpanKind, Status, Trace
+
+_COMMON = ("span_id", "parent_id", "seq", "start_ns", "end_ns", "status", "error_type", "attributes", "trace_id")
+
+
+def make_span(kind: str | SpanKind, name: str, **fields: Any) -> Span:
+    """One span; keyword arguments are common fields or the kind's section fields.
+
+    Args:
+        kind: A span kind (``"tool"``, ``SpanKind.LLM``...).
+        name: Display name; for a tool span also the default ``tool_name``.
+        **fields: ``span_id``, ``parent_id``, ``seq``, ``start_ns``, ``end_ns``,
+            ``status`` (str or Status), ``error_type``, ``attributes``,
+            ``trace_id``; anything else goes into ``span.data``.
+    """
+    k = SpanKind(kind)
+    common = {key: fields.pop(key) for key in _COMMON if key in fields}
+    if k is SpanKind.TOOL:
+        fields.setdefault("tool_name", name)
+    status = common.pop("status", Status.OK)
+    return Span(
+        span_id=common.pop("span_id", name),
+        parent_id=common.pop("parent_id", None),
+        seq=common.pop("seq", 0),
+        kind=k,
+        name=name,
+        status=Status(status),
+        data=fields,
+        **common,
+    )
+
+
+class TraceBuilder:
+    """Builds a trace span by span, in emission order (``seq`` = call order).
+
+    Args:
+        prefix: Span id prefix, so two runs of one scenario have different ids.
+        start_ns: Timestamp of the first span; each span starts 1 ms later.
+    """
+
+    def __init__(self, prefix: str = "s", start_ns: int = 1_762_161_242_118_000_000) -> None:
+        self.prefix = prefix
+        self.start_ns = start_ns
+        self.spans: list[Span] = []
+
+    def add(self, kind: str | SpanKind, name: str, parent: str | None = None, **fields: Any) -> str:
+        """Append a span under ``parent`` (a span id from an earlier ``add``); returns its id."""
+        seq = len(self.spans)
+        sid = fields.pop("span_id", f"{self.prefix}{seq}")
+        start = self.start_ns + seq * 1_000_000
+        span = make_span(kind, name, span_id=sid, parent_id=parent, seq=seq,
+                         start_ns=start, end_ns=start + 500_000, **fields)
+        self.spans.append(span)
+        return sid
+
+    def trace(self, path: str = "") -> Trace:
+        """The built trace (spans already in ``seq`` order)."""
+        return Trace(spans=list(self.spans), path=path, format="test")

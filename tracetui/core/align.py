@@ -1,0 +1,561 @@
+"""Tree-aware alignment: which original span pairs with which replay span.
+
+The two runs are aligned level by level: the root lists first, then, for every
+paired span, the children of both sides (``Span.parent_id``), in execution
+order (``seq``). A span left unpaired takes its whole subtree with it, one-sided;
+an extra child never unpairs its parent nor shifts its later siblings.
+
+One sibling list is aligned on compact span keys (kind + name + identity, never
+the output): the equal prefix and suffix are trimmed with
+galloping slice compares, then Myers' O((N+M)·D) diff finds the longest common
+subsequence, capped at ``MAX_D`` edits (beyond it, rapidfuzz's banded
+Levenshtein). Spans left over between equal runs ("replace blocks") are
+re-paired when they are the same kind of call (same tool, same LLM kind...),
+preferring the most similar ones (rapidfuzz ``fuzz.ratio``). Source of the
+method and the budgets: ``../shared/design/performance.md``.
+
+Everything is iterative: a 10k-deep span tree aligns without recursion.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any, Hashable, Sequence
+
+import orjson
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from tracetui.core.canonical import parse_json_string
+from tracetui.core.model import Span, SpanKind
+
+__all__ = ["DP_CELLS", "MAX_D", "AlignedRow", "align", "align_with_keys", "span_key"]
+
+MAX_D = 200
+"""Edits an exact Myers diff of one sibling list may find before handing over
+to rapidfuzz's banded Levenshtein (pure-Python Myers costs ~D² steps)."""
+
+DP_CELLS = 4096
+"""Largest replace block (original spans × replay spans) re-paired by the
+similarity-weighted dynamic programme; bigger blocks are paired by call kind
+alone (an LCS on the pairing groups), in order."""
+
+SIMILARITY_CUTOFF = 30.0
+"""``fuzz.ratio`` below this counts as no similarity (the pair is still allowed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlignedRow:
+    """One row of the merged tree.
+
+    Attributes:
+        original: Index into the original trace's ``spans``, or None (replay only).
+        replay: Index into the replay trace's ``spans``, or None (original only).
+        depth: Nesting depth in the merged tree (0 for roots), for indentation.
+    """
+
+    original: int | None
+    replay: int | None
+    depth: int
+
+
+def _row_init(self: AlignedRow, original: int | None, replay: int | None, depth: int) -> None:
+    _set_original(self, original)
+    _set_replay(self, replay)
+    _set_depth(self, depth)
+
+
+# A frozen dataclass's generated __init__ goes through object.__setattr__ per
+# field (about 1.2 us a row); setting the slots through their descriptors does
+# the same in 0.7 us, and 100k-row diffs build 100k rows. Still frozen after.
+_set_original = AlignedRow.original.__set__  # type: ignore[attr-defined]
+_set_replay = AlignedRow.replay.__set__  # type: ignore[attr-defined]
+_set_depth = AlignedRow.depth.__set__  # type: ignore[attr-defined]
+AlignedRow.__init__ = _row_init  # type: ignore[method-assign]
+
+
+# -- keys ---------------------------------------------------------------------
+
+_DUMP_OPT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def _digest(value: Any) -> Hashable:
+    """A hashable stand-in for a JSON value: itself if scalar, else its canonical bytes.
+
+    A string holding a JSON object or array is parsed first, as in
+    ``tracetui.core.canonical`` (top level only: deeper JSON strings make
+    different keys, and the re-pairing of replace blocks still pairs them).
+    """
+    t = type(value)
+    if t is dict or t is list:
+        try:
+            return _dumps(value, option=_SORT)
+        except TypeError:  # non-string keys (spans built in code), non-JSON values, nesting > 255
+            try:
+                return _dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS)
+            except TypeError:
+                return _unique()
+    if t is str:
+        if value[:1] in _JSON_OPENERS:  # type: ignore[index]
+            parsed = parse_json_string(value)
+            if parsed is not value:
+                return _digest(parsed)
+        return value
+    if value is None:
+        return None
+    if t is int or t is float or t is bool:
+        return (t, value)  # 1, 1.0 and True are equal in Python, not in JSON
+    return _unique()
+
+
+def _unique() -> Hashable:
+    """A key equal to nothing else: the span pairs only through replace-block re-pairing."""
+    return object()
+
+
+_SORT = orjson.OPT_SORT_KEYS
+_JSON_OPENERS = ("{", "[")
+_dumps = orjson.dumps
+_TOOL, _LLM, _RETRIEVAL, _DECISION = SpanKind.TOOL, SpanKind.LLM, SpanKind.RETRIEVAL, SpanKind.DECISION
+_KIND_NAMES = {k: k.value for k in SpanKind}  # Enum.value is a slow descriptor
+
+
+def span_key(span: Span) -> tuple[Any, ...]:
+    """The alignment identity of a span: equal keys pair up directly.
+
+    Kind + name + identity, never outputs (a same call with another output must
+    pair, then compare as ``output_mismatch``):
+    tool: tool name + canonical arguments; retrieval: name + index + query;
+    llm: name + model; decision: name + decision; others: name. Equal keys
+    prove these fields byte-equal (``tracetui.core.compare.KEY_FIELDS``).
+    """
+    kind = span.kind
+    if kind is _TOOL:
+        d = span.data
+        name = d.get("tool_name")
+        args = d.get("arguments")
+        if type(args) is dict:
+            try:
+                digest: Hashable = _dumps(args, option=_SORT)
+            except TypeError:
+                digest = _digest(args)
+        else:
+            digest = _digest(args)
+        # The recorded tool_name, as compared (span name only when neither side has one).
+        return ("tool", ("name", span.name) if name is None else name, digest)
+    if kind is _LLM:
+        return ("llm", span.name, _digest(span.data.get("model")))
+    if kind is _RETRIEVAL:
+        d = span.data
+        return ("retrieval", span.name, _digest(d.get("index")), _digest(d.get("query")))
+    if kind is _DECISION:
+        return ("decision", span.name, _digest(span.data.get("decision")))
+    return (_KIND_NAMES[kind], span.name)
+
+
+def _group(span: Span) -> tuple[Any, ...]:
+    """Which spans may be re-paired inside a replace block.
+
+    A tool call only with a call of the same tool (docs/format.md: a different
+    ``tool_name`` is unpaired). An agent/other span only with one of the same
+    name. LLM, retrieval, decision and memory spans with any span of their kind:
+    a changed model, index or decision is a mismatch of that pair, not a
+    missing span plus an extra one.
+    """
+    kind = span.kind
+    if kind is SpanKind.TOOL:
+        return ("tool", span.tool_name)
+    if kind in (SpanKind.AGENT, SpanKind.OTHER):
+        return (kind.value, span.name)
+    return (kind.value,)
+
+
+def _sim_text(span: Span) -> str:
+    """A short text of a span's identifying inputs, for ``fuzz.ratio``."""
+    d = span.data
+    kind = span.kind
+    if kind is SpanKind.TOOL:
+        v: Any = d.get("arguments")
+    elif kind is SpanKind.LLM:
+        msgs = d.get("messages")
+        v = [d.get("model"), msgs[-1] if isinstance(msgs, list) and msgs else msgs]
+    elif kind is SpanKind.RETRIEVAL:
+        v = [d.get("index"), d.get("query")]
+    elif kind is SpanKind.DECISION:
+        v = [d.get("decision"), d.get("value")]
+    elif kind is SpanKind.MEMORY:
+        v = [d.get("operation"), d.get("key"), d.get("query")]
+    else:
+        v = d.get("input")
+    try:
+        text = orjson.dumps(v, option=_DUMP_OPT)[:300].decode("utf-8", "ignore")
+    except TypeError:
+        text = ""
+    return f"{span.name} {text}"
+
+
+# -- the tree -------------------------------------------------------------------
+
+
+class _Side:
+    """One trace prepared for alignment: span keys and children lists."""
+
+    __slots__ = ("spans", "keys", "children", "roots", "_groups", "_texts")
+
+    def __init__(self, spans: Sequence[Span]) -> None:
+        self.spans = spans
+        # Key tuples compare exactly; interning them to ints would cost more than it saves.
+        self.keys: list[tuple[Any, ...]] = list(map(span_key, spans))
+        n = len(spans)
+        ids = [s.span_id for s in spans]
+        index = dict(zip(ids, range(n)))
+        if len(index) != n:  # duplicate ids: the first span keeps the id
+            index = {}
+            for i, sid in enumerate(ids):
+                index.setdefault(sid, i)
+        get = index.get
+        roots: list[int] = []
+        children: list[list[int] | None] = [None] * n
+        for i, p in enumerate([get(s.parent_id) if s.parent_id is not None else None for s in spans]):
+            if p is None or p == i:
+                roots.append(i)
+            else:
+                c = children[p]
+                if c is None:
+                    children[p] = [i]
+                else:
+                    c.append(i)
+        self.children = children
+        self.roots = roots
+        self._groups: dict[int, int] = {}
+        self._texts: dict[int, str] = {}
+
+    def group(self, i: int, intern: dict[Hashable, int]) -> int:
+        g = self._groups.get(i)
+        if g is None:
+            g = self._groups[i] = intern.setdefault(_group(self.spans[i]), len(intern))
+        return g
+
+    def text(self, i: int) -> str:
+        t = self._texts.get(i)
+        if t is None:
+            t = self._texts[i] = _sim_text(self.spans[i])
+        return t
+
+    def repair(self, reached: list[bool]) -> None:
+        """Make the spans no root reaches (parent cycles, and what hangs below) reachable.
+
+        An unreached span's parent is unreached too, so walking up from it ends
+        in a cycle; the cycle's earliest span becomes a root (leaving its
+        parent's children list) and its subtree is then reached.
+        """
+        parent_of: dict[int, int] = {}
+        for j, c in enumerate(self.children):
+            if c:
+                for i in c:
+                    parent_of[i] = j
+        for i in range(len(self.spans)):
+            if reached[i]:
+                continue
+            seen: set[int] = set()
+            k = i
+            while k not in seen:
+                seen.add(k)
+                k = parent_of[k]
+            cycle = [k]
+            j = parent_of[k]
+            while j != k:
+                cycle.append(j)
+                j = parent_of[j]
+            top = min(cycle)
+            c = self.children[parent_of.pop(top)]
+            assert c is not None
+            c.remove(top)
+            bisect.insort(self.roots, top)
+            stack = [top]
+            while stack:
+                k = stack.pop()
+                reached[k] = True
+                stack.extend(x for x in (self.children[k] or ()) if not reached[x])
+
+
+def align(original: Sequence[Span], replay: Sequence[Span]) -> list[AlignedRow]:
+    """Align two runs' spans into one merged tree.
+
+    Args:
+        original: The original run's spans, in ``seq`` order (``Trace.spans``).
+        replay: The replay's spans, in ``seq`` order.
+
+    Returns:
+        Rows in depth-first order: each row is followed by its children's rows,
+        in execution order. Every span of each side appears in exactly one row;
+        a paired row has both indices, a one-sided row one index and None. A
+        span whose parent is not in its trace is a root; a parent cycle is
+        broken at its earliest span.
+    """
+    return align_with_keys(original, replay)[0]
+
+
+def align_with_keys(
+    original: Sequence[Span], replay: Sequence[Span]
+) -> tuple[list[AlignedRow], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """``align``, also returning each side's span keys (``span_key`` of each span)."""
+    intern: dict[Hashable, int] = {}  # pairing groups -> small ints
+    a = _Side(original)
+    b = _Side(replay)
+    rows = _walk(a, b, intern)
+    na = sum(1 for r in rows if r.original is not None)
+    nb = sum(1 for r in rows if r.replay is not None)
+    if na == len(original) and nb == len(replay):
+        return rows, a.keys, b.keys
+    # Some spans sit in a parent cycle (no root reaches them): re-root and redo.
+    for side, n, attr in ((a, len(original), "original"), (b, len(replay), "replay")):
+        reached = [False] * n
+        for r in rows:
+            idx = getattr(r, attr)
+            if idx is not None:
+                reached[idx] = True
+        side.repair(reached)
+    return _walk(a, b, intern), a.keys, b.keys
+
+
+def _walk(a: _Side, b: _Side, intern: dict[Hashable, int]) -> list[AlignedRow]:
+    """Emit the merged tree depth-first with an explicit stack (no recursion)."""
+    rows: list[AlignedRow] = []
+    append = rows.append
+    achildren, bchildren = a.children, b.children
+    row = AlignedRow
+    stack = [(iter(_align_lists(a.roots, b.roots, a, b, intern)), 0)]
+    while stack:
+        it, depth = stack[-1]
+        for o, r in it:
+            append(row(o, r, depth))
+            oc = achildren[o] if o is not None else None
+            rc = bchildren[r] if r is not None else None
+            if oc is None and rc is None:
+                continue
+            if oc is not None and rc is not None:
+                pairs = _align_lists(oc, rc, a, b, intern)
+            elif oc is not None:
+                pairs = [(c, None) for c in oc]
+            else:
+                pairs = [(None, c) for c in rc]  # type: ignore[union-attr]
+            stack.append((iter(pairs), depth + 1))
+            break
+        else:
+            stack.pop()
+    return rows
+
+
+# -- one sibling list -------------------------------------------------------------
+
+_Pair = tuple["int | None", "int | None"]
+
+
+def _align_lists(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[Hashable, int]) -> list[_Pair]:
+    """Merge two sibling lists (span indices) into ``(original, replay)`` pairs, in order."""
+    if not ai:
+        return [(None, j) for j in bi]
+    if not bi:
+        return [(i, None) for i in ai]
+    ak, bk = a.keys, b.keys
+    x = [ak[i] for i in ai]
+    y = [bk[j] for j in bi]
+    if x == y:
+        return list(zip(ai, bi))
+    n, m = len(x), len(y)
+    pre = _run(x, y, 0, 0, min(n, m))
+    suf = _run_back(x, y, n, m, min(n, m) - pre)
+    out: list[_Pair] = list(zip(ai[:pre], bi[:pre]))
+    xm, ym = x[pre:n - suf], y[pre:m - suf]
+    i0 = j0 = 0
+    for i, j, size in _matching_blocks(xm, ym):
+        out.extend(_pair_block(ai[pre + i0:pre + i], bi[pre + j0:pre + j], a, b, intern))
+        out.extend(zip(ai[pre + i:pre + i + size], bi[pre + j:pre + j + size]))
+        i0, j0 = i + size, j + size
+    out.extend(_pair_block(ai[pre + i0:n - suf], bi[pre + j0:m - suf], a, b, intern))
+    out.extend(zip(ai[n - suf:], bi[m - suf:]))
+    return out
+
+
+def _run(x: Sequence[Hashable], y: Sequence[Hashable], i: int, j: int, limit: int) -> int:
+    """Length of the equal run ``x[i:] == y[j:]``, at most ``limit``; galloping slices."""
+    if limit <= 0 or x[i] != y[j]:
+        return 0
+    k, step = 0, 1
+    while k + step <= limit and x[i + k:i + k + step] == y[j + k:j + k + step]:
+        k += step
+        step <<= 1
+    while step > 1:
+        step >>= 1
+        if k + step <= limit and x[i + k:i + k + step] == y[j + k:j + k + step]:
+            k += step
+    return k
+
+
+def _run_back(x: Sequence[Hashable], y: Sequence[Hashable], n: int, m: int, limit: int) -> int:
+    """Length of the equal run ending at ``x[n-1]``, ``y[m-1]``, at most ``limit``."""
+    if limit <= 0 or x[n - 1] != y[m - 1]:
+        return 0
+    k, step = 0, 1
+    while k + step <= limit and x[n - k - step:n - k] == y[m - k - step:m - k]:
+        k += step
+        step <<= 1
+    while step > 1:
+        step >>= 1
+        if k + step <= limit and x[n - k - step:n - k] == y[m - k - step:m - k]:
+            k += step
+    return k
+
+
+def _matching_blocks(x: Sequence[Hashable], y: Sequence[Hashable]) -> list[tuple[int, int, int]]:
+    """Equal runs ``(i, j, size)`` of a longest common subsequence, in order."""
+    if not x or not y or set(x).isdisjoint(y):
+        return []
+    blocks = _myers(x, y, MAX_D)
+    if blocks is not None:
+        return blocks
+    # rapidfuzz compares elements by hash: give it small ints, exact by construction.
+    ids: dict[Hashable, int] = {}
+    xi = [ids.setdefault(k, len(ids)) for k in x]
+    yi = [ids.setdefault(k, len(ids)) for k in y]
+    return [
+        (op.src_start, op.dest_start, op.src_end - op.src_start)
+        for op in Levenshtein.opcodes(xi, yi, score_hint=MAX_D)
+        if op.tag == "equal"
+    ]
+
+
+def _myers(x: Sequence[Hashable], y: Sequence[Hashable], max_d: int) -> list[tuple[int, int, int]] | None:
+    """Myers' greedy LCS (1986), O((N+M)·D); None when more than ``max_d`` edits.
+
+    ``v[k]`` is the furthest x reached on diagonal ``k = x - y`` (-1: none).
+    Points never leave the grid: a move that would is not taken. One snapshot
+    of ``v`` per edit count is kept for the backtrack (O(D²) memory).
+    """
+    n, m = len(x), len(y)
+    max_d = min(max_d, n + m)
+    off = max_d + 3
+    v = [-1] * (2 * max_d + 7)
+    trace: list[list[int]] = []
+    for d in range(max_d + 1):
+        for k in range(-d, d + 1, 2):
+            if d == 0:
+                px = 0
+            else:
+                down = v[off + k + 1]  # from diagonal k+1, one step in y
+                right = v[off + k - 1]  # from diagonal k-1, one step in x
+                if down >= 0 and down - k > m:
+                    down = -1
+                if right >= 0:
+                    right += 1
+                    if right > n:
+                        right = -1
+                px = down if down >= right else right
+                if px < 0:
+                    continue
+            py = px - k
+            if px < n and py < m and x[px] == y[py]:
+                px += _run(x, y, px, py, min(n - px, m - py))
+            v[off + k] = px
+            if px >= n and px - k >= m:
+                return _backtrack(trace, x, y, d)
+        trace.append(v[off - d - 2:off + d + 3])  # k in [-d-2, d+2], index k + d + 2
+    return None
+
+
+def _backtrack(trace: list[list[int]], x: Sequence[Hashable], y: Sequence[Hashable], dend: int) -> list[tuple[int, int, int]]:
+    n, m = len(x), len(y)
+    px, py = n, m
+    blocks: list[tuple[int, int, int]] = []
+    for d in range(dend, 0, -1):
+        prev = trace[d - 1]  # k in [-d-1, d+1], index k + d + 1
+        k = px - py
+        down = prev[k + d + 2]
+        right = prev[k + d]
+        if down >= 0 and down - k > m:
+            down = -1
+        if right >= 0:
+            right += 1
+            if right > n:
+                right = -1
+        if down >= right:
+            sx, sy = down, down - k  # snake start after the down move
+            nx, ny = down, down - k - 1
+        else:
+            sx, sy = right, right - k
+            nx, ny = right - 1, right - k
+        if px > sx:
+            blocks.append((sx, sy, px - sx))
+        px, py = nx, ny
+    if px > 0:
+        blocks.append((0, 0, px))
+    blocks.reverse()
+    return blocks
+
+
+# -- replace blocks ----------------------------------------------------------------
+
+
+def _pair_block(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[Hashable, int]) -> list[_Pair]:
+    """Re-pair a replace block: same-group spans pair up, most similar first, in order.
+
+    Returns the block's rows in order: between two pairs, the original-only
+    spans first, then the replay-only ones.
+    """
+    if not ai or not bi:
+        return [(i, None) for i in ai] + [(None, j) for j in bi]
+    ga = [a.group(i, intern) for i in ai]
+    gb = [b.group(j, intern) for j in bi]
+    if set(ga).isdisjoint(gb):
+        matches: list[tuple[int, int]] = []
+    elif len(ai) * len(bi) <= DP_CELLS:
+        matches = _best_pairs(ai, bi, ga, gb, a, b)
+    else:
+        matches = [(i + t, j + t) for i, j, size in _matching_blocks(ga, gb) for t in range(size)]
+    out: list[_Pair] = []
+    i0 = j0 = 0
+    for i, j in matches:
+        out.extend((ai[t], None) for t in range(i0, i))
+        out.extend((None, bi[t]) for t in range(j0, j))
+        out.append((ai[i], bi[j]))
+        i0, j0 = i + 1, j + 1
+    out.extend((ai[t], None) for t in range(i0, len(ai)))
+    out.extend((None, bi[t]) for t in range(j0, len(bi)))
+    return out
+
+
+def _best_pairs(ai: list[int], bi: list[int], ga: list[int], gb: list[int], a: _Side, b: _Side) -> list[tuple[int, int]]:
+    """Order-preserving pairing of maximum weight (positions into ``ai``, ``bi``).
+
+    A pair is allowed when both spans share a group; its weight is 100 plus the
+    ``fuzz.ratio`` of their texts (0 below ``SIMILARITY_CUTOFF``), so more pairs
+    win first and similarity breaks ties. Classic O(n·m) dynamic programme.
+    """
+    n, m = len(ai), len(bi)
+    score = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(1, n + 1):
+        gi = ga[i - 1]
+        row, up = score[i], score[i - 1]
+        for j in range(1, m + 1):
+            best = up[j] if up[j] >= row[j - 1] else row[j - 1]
+            if gb[j - 1] == gi:
+                w = 100.0 + fuzz.ratio(a.text(ai[i - 1]), b.text(bi[j - 1]), score_cutoff=SIMILARITY_CUTOFF)
+                if up[j - 1] + w > best:
+                    best = up[j - 1] + w
+            row[j] = best
+    pairs: list[tuple[int, int]] = []
+    i, j = n, m
+    while i > 0 and j > 0:
+        s = score[i][j]
+        if s == score[i - 1][j]:
+            i -= 1
+        elif s == score[i][j - 1]:
+            j -= 1
+        else:
+            pairs.append((i - 1, j - 1))
+            i -= 1
+            j -= 1
+    pairs.reverse()
+    return pairs

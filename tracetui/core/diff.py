@@ -1,0 +1,217 @@
+"""The diff of two runs: aligned rows, one divergence per row, the first divergence.
+
+``diff_traces(original, replay)`` aligns the two span trees
+(``tracetui.core.align``), compares every pair semantically
+(``tracetui.core.compare``), and orders the divergences by the original run's
+execution order (docs/format.md, "Divergence order and the first divergence").
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Hashable, Sequence
+
+from tracetui.core.align import AlignedRow, align_with_keys
+from tracetui.core.compare import (
+    OUTPUT,
+    DivergenceType,
+    FieldChange,
+    compare_pair,
+    field_side,
+    one_sided_fields,
+)
+from tracetui.core.model import Span, SpanKind, Trace
+
+__all__ = [
+    "AlignedRow",
+    "Divergence",
+    "DivergenceType",
+    "FieldChange",
+    "TraceDiff",
+    "diff_traces",
+]
+
+_CALL_KINDS = (SpanKind.TOOL, SpanKind.RETRIEVAL)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """One divergent row.
+
+    Attributes:
+        type: The primary divergence type of the row.
+        row: Index into ``TraceDiff.rows``.
+        original: The original span, or None (replay only).
+        replay: The replay span, or None (original only).
+        fields: Every differing semantic field, in priority order (input side,
+            status, output side); for a one-sided row, the existing span's
+            semantic fields against None.
+        order: Position in the original run's execution order: the index of
+            the row's start event (input-side, missing, extra and unrecorded
+            divergences) or end event (output and status divergences, placed
+            after the span's subtree) in the enter/exit walk of the merged
+            tree. Lower is earlier.
+    """
+
+    type: DivergenceType
+    row: int
+    original: Span | None
+    replay: Span | None
+    fields: tuple[FieldChange, ...]
+    order: int
+
+    @property
+    def kind(self) -> SpanKind:
+        """The span kind of whichever side exists (the original's when both do)."""
+        span = self.original if self.original is not None else self.replay
+        assert span is not None
+        return span.kind
+
+
+@dataclass(slots=True)
+class TraceDiff:
+    """Everything the CLI and the TUI show about two runs.
+
+    Attributes:
+        original: The original run.
+        replay: The replay.
+        rows: The merged span tree, depth first: children right after their
+            parent, in execution order.
+        row_divergence: One entry per row: its divergence or None.
+        divergences: The divergences sorted by ``order`` (the original run's
+            execution order); ``divergences[0]`` is the first divergence.
+        divergent_rows: Row indices having a divergence, ascending (for
+            next/previous navigation).
+    """
+
+    original: Trace
+    replay: Trace
+    rows: list[AlignedRow]
+    row_divergence: list[Divergence | None]
+    divergences: list[Divergence]
+    divergent_rows: list[int] = field(default_factory=list)
+
+    @property
+    def first(self) -> Divergence | None:
+        """The first divergence in the original run's execution order, or None."""
+        return self.divergences[0] if self.divergences else None
+
+
+def diff_traces(original: Trace, replay: Trace) -> TraceDiff:
+    """Align two runs and find every divergence.
+
+    Args:
+        original: The recorded run.
+        replay: The run to compare against it.
+
+    Returns:
+        The ``TraceDiff``. Unpaired tool/retrieval spans are ``unrecorded_call``
+        (replay only) / ``missing_call`` (original only); other kinds
+        ``extra_span`` / ``missing_span``. Paired spans diverge by the policy
+        of ``tracetui.core.compare``.
+
+    The cyclic garbage collector is paused while the rows are built: they hold
+    no cycles, and full collections over two loaded traces would dominate.
+    """
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        rows, okeys, rkeys = align_with_keys(original.spans, replay.spans)
+        return _diff_rows(original, replay, rows, okeys, rkeys)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow],
+               okeys: Sequence[Hashable] | None = None, rkeys: Sequence[Hashable] | None = None) -> TraceDiff:
+    """Compare the aligned rows of two traces (``diff_traces`` minus ``align``).
+
+    ``okeys``/``rkeys`` are the span keys from ``align_with_keys``;
+    equal keys let the comparison skip fields they prove equal.
+    """
+    ospans, rspans = original.spans, replay.spans
+    found: list[tuple[int, DivergenceType, tuple[FieldChange, ...]]] = []
+    for n, row in enumerate(rows):
+        o, r = row.original, row.replay
+        if o is not None and r is not None:
+            same = okeys is not None and rkeys is not None and okeys[o] == rkeys[r]
+            dtype, fields = compare_pair(ospans[o], rspans[r], same)
+            if dtype is not None:
+                found.append((n, dtype, fields))
+        elif o is not None:
+            s = ospans[o]
+            dtype = DivergenceType.MISSING_CALL if s.kind in _CALL_KINDS else DivergenceType.MISSING_SPAN
+            found.append((n, dtype, one_sided_fields(s, original=True)))
+        elif r is not None:
+            s = rspans[r]
+            dtype = DivergenceType.UNRECORDED_CALL if s.kind in _CALL_KINDS else DivergenceType.EXTRA_SPAN
+            found.append((n, dtype, one_sided_fields(s, original=False)))
+    row_divergence: list[Divergence | None] = [None] * len(rows)
+    divergences: list[Divergence] = []
+    n_out = sum(1 for _, dtype, _ in found if field_side(dtype) == OUTPUT)
+    ends = _subtree_ends(rows) if n_out > _SCAN_LIMIT else None
+    for n, dtype, fields in found:
+        row = rows[n]
+        if field_side(dtype) == OUTPUT:
+            e = ends[n] if ends is not None else _subtree_end(rows, n)
+            order = 2 * e - 1 - row.depth
+        else:
+            order = 2 * n - row.depth
+        d = Divergence(
+            type=dtype,
+            row=n,
+            original=ospans[row.original] if row.original is not None else None,
+            replay=rspans[row.replay] if row.replay is not None else None,
+            fields=fields,
+            order=order,
+        )
+        row_divergence[n] = d
+        divergences.append(d)
+    divergences.sort(key=lambda d: d.order)
+    return TraceDiff(
+        original=original,
+        replay=replay,
+        rows=rows,
+        row_divergence=row_divergence,
+        divergences=divergences,
+        divergent_rows=[n for n, _, _ in found],
+    )
+
+
+_SCAN_LIMIT = 64
+"""Output-side divergences above which subtree ends come from one pass over all rows
+(scanning each subtree would be quadratic on a deep chain that diverges everywhere)."""
+
+
+def _subtree_end(rows: list[AlignedRow], n: int) -> int:
+    """Index of the first row after row ``n``'s subtree (the next row no deeper).
+
+    Divergence order: every row has a start event and an end event, numbered in
+    walk order (start, the subtree's events, end). Rows are depth first and a
+    row's depth is its number of ancestors, so before the start of row ``n``
+    come ``n`` starts and the ends of the ``n - depth`` earlier rows that are
+    not its ancestors: start = ``2n - depth``; if its subtree ends before row
+    ``e``, end = ``2e - 1 - depth``. A replay-only row thus sits where the
+    original would have run it: after its preceding sibling's subtree, or at
+    its parent's start.
+    """
+    depth = rows[n].depth
+    e = n + 1
+    total = len(rows)
+    while e < total and rows[e].depth > depth:
+        e += 1
+    return e
+
+
+def _subtree_ends(rows: list[AlignedRow]) -> list[int]:
+    """``_subtree_end`` of every row, in one pass with a stack of open rows."""
+    ends = [len(rows)] * len(rows)
+    open_rows: list[int] = []
+    for n, row in enumerate(rows):
+        depth = row.depth
+        while open_rows and rows[open_rows[-1]].depth >= depth:
+            ends[open_rows.pop()] = n
+        open_rows.append(n)
+    return ends
