@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TextIO
 
 import orjson
@@ -69,6 +70,9 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
     for path in (args.original, args.replay):
         if not os.path.exists(path):
             raise ReadError(path, "no such file")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("tracetui: error: the view needs a terminal; in scripts and CI use `tracetui diff ORIGINAL REPLAY`", file=err)
+        return 2
     from tracetui.tui import TraceTuiApp
 
     app = TraceTuiApp(

@@ -1,0 +1,144 @@
+"""Write the README screenshots (``screenshots/*.svg``) from code, by driving the TUI headless.
+
+Each scene opens a pair from ``sample_runs/`` at a fixed terminal size, waits
+for the load worker, presses keys, and exports the screen as SVG
+(``App.export_screenshot``). Nothing is captured by hand, so the pictures
+follow the code; ``tests/tui/test_screenshots.py`` renders the same scenes on
+every test run (writing them only when ``TRACETUI_WRITE_SCREENSHOTS=1``).
+
+Usage::
+
+    python scripts/make_screenshots.py            # write screenshots/*.svg
+    python scripts/make_screenshots.py --png      # also PNGs (needs cairosvg and a monospace font)
+    python scripts/make_screenshots.py --check    # render every scene, write nothing
+
+Exit status: 0 on success, 1 when a scene's sample pair is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "screenshots"
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One screenshot.
+
+    Attributes:
+        name: File stem in ``screenshots/``.
+        sample: Folder in ``sample_runs/`` holding ``original.jsonl`` and ``replay.jsonl``.
+        keys: Keys pressed after loading (Textual key names).
+        size: Terminal ``(columns, rows)``.
+        title: Window title drawn in the SVG.
+    """
+
+    name: str
+    sample: str
+    keys: tuple[str, ...] = ()
+    size: tuple[int, int] = (120, 36)
+    title: str = "tracetui"
+
+
+SCENES: tuple[Scene, ...] = (
+    Scene("diff-scheduling", "scheduling", title="tracetui — scheduling: first divergence"),
+    Scene("diff-subscription-pause", "subscription_pause", title="tracetui — subscription_pause: first divergence"),
+    Scene("diff-order-lookup", "order_lookup", title="tracetui — order_lookup: first divergence"),
+    Scene("pair-scheduling", "scheduling", ("enter",), title="tracetui — the full pair (enter)"),
+    Scene("help", "scheduling", ("question_mark",), title="tracetui — keys (?)"),
+)
+"""Every scene, in README order."""
+
+
+def pair_paths(scene: Scene) -> tuple[str, str]:
+    """The scene's trace files, relative to the repo root (only base names are drawn)."""
+    folder = Path("sample_runs") / scene.sample
+    return str(folder / "original.jsonl"), str(folder / "replay.jsonl")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered scene: the SVG, and the app's state when it was taken (for tests).
+
+    Attributes:
+        svg: The screenshot.
+        screen: Class name of the screen on top (``Screen``, ``PairScreen``, ``HelpScreen``).
+        cursor_row: The aligned view's cursor row.
+        first_row: Row of the first divergence, or None.
+    """
+
+    svg: str
+    screen: str
+    cursor_row: int
+    first_row: int | None
+
+
+async def render_scene(scene: Scene) -> Rendered:
+    """Run the app headless for one scene and take its screenshot.
+
+    Must run with the repo root as the working directory (paths are relative).
+    """
+    from tracetui.tui import TraceTuiApp
+    from tracetui.tui.widgets.aligned_view import AlignedView
+
+    app = TraceTuiApp(*pair_paths(scene))
+    async with app.run_test(size=scene.size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for key in scene.keys:
+            await pilot.press(key)
+        await pilot.pause()
+        first = app.diff.first if app.diff is not None else None
+        return Rendered(
+            svg=app.export_screenshot(title=scene.title),
+            screen=type(app.screen).__name__,
+            cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
+            first_row=first.row if first is not None else None,
+        )
+
+
+def write_png(svg: str, path: Path) -> None:
+    """PNG of an SVG with cairosvg (``output_width`` 1400 px)."""
+    import cairosvg  # type: ignore[import-untyped]
+
+    # The SVG's @font-face points Fira Code at a CDN, which an offline renderer cannot load; it then
+    # falls back to a proportional font and the columns drift. Name a common local monospace first.
+    svg = svg.replace("font-family: Fira Code, monospace", 'font-family: "DejaVu Sans Mono", "Fira Code", monospace')
+    cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path), output_width=1400)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--png", action="store_true", help="also write PNGs (cairosvg)")
+    parser.add_argument("--check", action="store_true", help="render every scene, write nothing")
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    missing = [s.sample for s in SCENES if not Path(pair_paths(s)[0]).exists()]
+    if missing:
+        print(f"make_screenshots: sample runs missing: {', '.join(sorted(set(missing)))}", file=sys.stderr)
+        return 1
+    OUT.mkdir(exist_ok=True)
+    for scene in SCENES:
+        svg = asyncio.run(render_scene(scene)).svg
+        if args.check:
+            print(f"rendered {scene.name}")
+            continue
+        target = OUT / f"{scene.name}.svg"
+        target.write_text(svg, encoding="utf-8")
+        print(f"wrote {target.relative_to(ROOT)}")
+        if args.png:
+            write_png(svg, target.with_suffix(".png"))
+            print(f"wrote {target.with_suffix('.png').relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Pilot tests of loading: the loading frame, load errors, read warnings, and literal display of trace text."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tests.tui.helpers import DATA, wait_loaded, widget_text
+from tracetui.core.errors import ReadError
+from tracetui.tui import TraceTuiApp
+from tracetui.tui.messages import LoadFailed, PairLoaded
+from tracetui.tui.screens.help_screen import HelpScreen
+from tracetui.tui.screens.issues_screen import IssuesScreen
+from tracetui.tui.screens.pair_screen import PairBody
+from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.load_error import LoadErrorPanel
+from tracetui.tui.widgets.span_detail import SpanDetail
+from tracetui.tui.widgets.status_bar import StatusBar
+
+
+async def test_first_frame_shows_loading_before_data(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:
+    """The screen is drawn in a loading state while the worker reads; the data lands afterwards via PairLoaded,
+    even with the help screen open meanwhile."""
+    import tracetui.tui.app as app_module
+
+    gate = threading.Event()
+    real_read = app_module.read_trace
+
+    def slow_read(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(5)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "read_trace", slow_read)
+    messages: list[object] = []
+    app = TraceTuiApp(*tiny)
+    async with app.run_test(size=(100, 30), message_hook=messages.append) as pilot:
+        await pilot.pause()
+        view = app.query_one(AlignedView)
+        assert view.row_count == 0
+        assert "loading…" in "".join(seg.text for seg in view.render_line(0))
+        assert "loading original.jsonl and replay.jsonl" in widget_text(app.query_one(StatusBar))
+        await pilot.press("question_mark")  # a screen on top when the data lands must not matter
+        assert isinstance(app.screen, HelpScreen)
+        gate.set()
+        await wait_loaded(pilot)
+        assert view.row_count == 7 and view.cursor_row == 2
+        assert any(isinstance(m, PairLoaded) for m in messages)
+        await pilot.press("escape")
+        assert app.query_one(SpanDetail).text.startswith("row 2 · args_mismatch")
+
+
+@pytest.mark.parametrize(
+    ("replay", "side_words", "facts"),
+    [
+        ("does-not-exist.jsonl", "load the replay trace", ["does-not-exist.jsonl", "no such file"]),
+        ("garbage.jsonl", "load the replay trace", ["garbage.jsonl", "format not recognised"]),
+    ],
+)
+async def test_unreadable_file_shows_error_panel_not_traceback(replay: str, side_words: str, facts: list[str]) -> None:
+    """A missing or garbage replay file shows the error panel naming the side, the file and the reason."""
+    messages: list[object] = []
+    app = TraceTuiApp(DATA / "original.jsonl", DATA / replay)
+    async with app.run_test(size=(100, 30), message_hook=messages.append) as pilot:
+        await wait_loaded(pilot)
+        panel = app.query_one(LoadErrorPanel)
+        assert panel.display and not app.query_one(AlignedView).display
+        text = widget_text(panel)
+        assert f"Cannot {side_words}" in text
+        for fact in facts:
+            assert fact in text
+        assert "Traceback" not in text
+        assert [m.side for m in messages if isinstance(m, LoadFailed)] == ["replay"]
+        assert "load failed" in widget_text(app.query_one(StatusBar))
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_error_panel_names_line_and_field(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:
+    """A ReadError carrying a line and a field (a bad record) shows file, line, field and reason."""
+    import tracetui.tui.app as app_module
+
+    real_read = app_module.read_trace
+
+    def failing_read(path, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path).endswith("replay.jsonl"):
+            raise ReadError(str(path), "span_id is a list; expected a string", line=7, where="$.span_id")
+        return real_read(path, **kwargs)
+
+    monkeypatch.setattr(app_module, "read_trace", failing_read)
+    app = TraceTuiApp(*tiny)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        text = widget_text(app.query_one(LoadErrorPanel))
+        assert "Cannot load the replay trace" in text
+        assert "file    " + tiny[1] in text
+        assert "line    7" in text
+        assert "field   $.span_id" in text
+        assert "reason  span_id is a list; expected a string" in text
+
+
+async def test_read_issues_are_counted_and_listed_on_w() -> None:
+    """Skipped lines show in the status line ("1 line skipped, 1 warning — press w"); w lists them, file and line."""
+    app = TraceTuiApp(DATA / "original.jsonl", DATA / "replay_with_issues.jsonl")
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_loaded(pilot)
+        status = widget_text(app.query_one(StatusBar))
+        assert "1 line skipped, 1 warning — press w" in status
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, IssuesScreen)
+        listed = widget_text(app.screen.query_one("#issues-text"))
+        assert "replay_with_issues.jsonl:4: not valid JSON" in listed
+        assert "replay_with_issues.jsonl:6 (kind): unknown kind 'wizard'" in listed
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, IssuesScreen)
+
+
+async def test_markup_and_escape_sequences_in_payloads_show_literally() -> None:
+    """`[bold red]x[/]` stays as typed; `\\x1b[31m` and a C1 CSI show escaped, in the view, the pane and the pair screen."""
+    app = TraceTuiApp(DATA / "literal_original.jsonl", DATA / "literal_replay.jsonl")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_loaded(pilot)
+        view = app.query_one(AlignedView)
+        line = "".join(seg.text for seg in view.render_line(0))
+        assert 'render(text="[bold red]x[/]")' in line
+        assert "\x1b" not in line
+        detail = app.query_one(SpanDetail).text
+        assert "\\u001b[31mred\\u001b[0m [bold]not bold[/bold]" in detail
+        assert "\x1b" not in detail and "\x9b" not in detail
+        assert "\\x9b2J" in detail  # C1 CSI made visible too
+        await pilot.press("enter")
+        await pilot.pause()
+        body = app.screen.query_one(PairBody).text
+        assert "[link=http://x]y[/link]" in body
+        assert "\\u001b[32mgreen\\u001b[0m" in body
+        assert "\x1b" not in body

@@ -1,0 +1,243 @@
+"""TraceTuiApp: the original and replay traces side by side, opened on the first divergence.
+
+Reading and diffing run in a thread worker; the first frame (a loading state)
+is drawn before the data exists, and the result arrives as a ``PairLoaded``
+message. A trace that cannot be read shows an error panel naming file, line
+and field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from tracetui.core.errors import ReadError, TraceNotFound, TracetuiError
+from tracetui.core.model import Trace
+from tracetui.core.readers import read_trace
+from tracetui.tui.formatting import visible
+from tracetui.tui.messages import LoadFailed, PairLoaded
+from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
+from tracetui.tui.screens.issues_screen import IssuesScreen
+from tracetui.tui.screens.pair_screen import PairScreen
+from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
+from tracetui.tui.widgets.load_error import LoadErrorPanel
+from tracetui.tui.widgets.span_detail import SpanDetail
+from tracetui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from tracetui.core.diff import TraceDiff
+
+WidgetType = TypeVar("WidgetType", bound=Widget)
+
+
+class TraceTuiApp(App[int]):
+    """``tracetui ORIGINAL REPLAY``: aligned spans, the highlighted pair's fields, and a status line.
+
+    Args:
+        original_path: Trace of the run that happened.
+        replay_path: Trace of the replay.
+        original_format: Reader name for the original (default: sniffed).
+        replay_format: Reader name for the replay (default: sniffed).
+        trace_id: Trace to pick in files holding several; also tried on the
+            replay, which falls back to its first trace when it lacks that id.
+        replay_trace_id: Trace to pick in the replay (no fallback).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tracetui"
+    ENABLE_COMMAND_PALETTE = False
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="quit", tooltip="Quit tracetui"),
+        Binding("question_mark", "help", "Help", id="help", tooltip="This list of keys"),
+        Binding("d", "toggle_detail", "Detail", id="toggle-detail", tooltip="Hide or show the detail pane"),
+        Binding("w", "show_issues", "Warnings", id="show-issues",
+                tooltip="Lines the readers skipped or doubted, with file and line"),
+    ]
+
+    def __init__(
+        self,
+        original_path: str | os.PathLike[str],
+        replay_path: str | os.PathLike[str],
+        *,
+        original_format: str | None = None,
+        replay_format: str | None = None,
+        trace_id: str | None = None,
+        replay_trace_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.original_path = os.fspath(original_path)
+        self.replay_path = os.fspath(replay_path)
+        self.original_format = original_format
+        self.replay_format = replay_format
+        self.trace_id = trace_id
+        self.replay_trace_id = replay_trace_id
+        self.diff: TraceDiff | None = None
+        """The loaded pair's diff (None while loading or after a load error)."""
+        self.load_error: LoadFailed | None = None
+        """Why loading failed, when it did."""
+        self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
+
+    def compose(self) -> ComposeResult:
+        yield AlignedHeader(id="columns")
+        yield AlignedView(id="aligned")
+        yield SpanDetail(id="detail")
+        yield LoadErrorPanel(id="load-error")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        view = self._main(AlignedView)
+        view.placeholder = "loading…"
+        view.focus()
+        self._main(StatusBar).show_loading(self.original_path, self.replay_path)
+        self._main(AlignedHeader).set_titles(
+            _column_title("original", self.original_path, None), _column_title("replay", self.replay_path, None), 0
+        )
+        self._main(SpanDetail).show_message(Text("loading…", style="dim"))
+        self.load_pair()
+
+    def _main(self, kind: type[WidgetType]) -> WidgetType:
+        """A widget of the main screen, even while another screen (help, pair) is on top."""
+        return self.screen_stack[0].query_one(kind)
+
+    # -- loading ------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def load_pair(self) -> None:
+        """Read both traces and diff them off the event loop; post ``PairLoaded`` or ``LoadFailed``."""
+        side, path = "original", self.original_path
+        try:
+            original = read_trace(path, format=self.original_format, trace_id=self.trace_id)
+            side, path = "replay", self.replay_path
+            replay = self._read_replay()
+            side, path = "diff", ""
+            from tracetui.core.diff import diff_traces
+
+            diff = diff_traces(original, replay)
+        except ReadError as exc:
+            self.post_message(LoadFailed(side, exc.path, exc.reason, exc.line, exc.where))
+        except (TracetuiError, ValueError, OSError) as exc:
+            self.post_message(LoadFailed(side, path, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - never let a bug become a traceback on screen
+            self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}"))
+        else:
+            self.post_message(PairLoaded(diff))
+
+    def _read_replay(self) -> Trace:
+        replay_id = self.replay_trace_id if self.replay_trace_id is not None else self.trace_id
+        try:
+            return read_trace(self.replay_path, format=self.replay_format, trace_id=replay_id)
+        except TraceNotFound:
+            if self.replay_trace_id is not None:
+                raise
+            return read_trace(self.replay_path, format=self.replay_format)  # a replay has its own trace id
+
+    @on(PairLoaded)
+    def _pair_loaded(self, message: PairLoaded) -> None:
+        diff = message.diff
+        self.diff = diff
+        view = self._main(AlignedView)
+        with self.batch_update():
+            self._main(AlignedHeader).set_titles(
+                _column_title("original", diff.original.path, diff.original),
+                _column_title("replay", diff.replay.path, diff.replay),
+                len(diff.rows),
+            )
+            self._main(StatusBar).show_diff(diff)
+            if not diff.rows:
+                self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
+            view.set_diff(diff)
+        self.refresh_bindings()  # d and w apply now
+        for side, trace in (("original", diff.original), ("replay", diff.replay)):
+            if len(trace.trace_ids) > 1:
+                option = "--replay-trace-id" if side == "replay" else "--trace-id"
+                self.notify(
+                    f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} traces; showing {trace.trace_id} "
+                    f"(pick another with {option})",
+                    title=f"{side}: several traces",
+                    markup=False,
+                    timeout=8,
+                )
+
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        self.load_error = message
+        with self.batch_update():
+            self._main(AlignedView).placeholder = ""
+            self.screen_stack[0].add_class("-load-error")
+            self._main(LoadErrorPanel).show_error(message)
+            where = f"{message.side}: {os.path.basename(message.path)}" if message.path else message.side
+            self._main(StatusBar).show_error(where)
+
+    # -- the cursor ---------------------------------------------------------
+
+    @on(AlignedView.RowHighlighted)
+    def _row_highlighted(self, message: AlignedView.RowHighlighted) -> None:
+        if self.diff is None or not self.diff.rows:
+            return
+        self._main(SpanDetail).show_row(self.diff, message.row)
+        self._main(StatusBar).show_row(message.row)
+
+    @on(AlignedView.RowSelected)
+    def _row_selected(self, message: AlignedView.RowSelected) -> None:
+        if self.diff is None:
+            return
+
+        def follow(row: int | None) -> None:
+            if row is not None:
+                self._main(AlignedView).cursor_row = row
+
+        self.push_screen(PairScreen(self.diff, message.row), follow)
+
+    # -- actions ------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pane and warning keys only on the loaded main screen; load warnings only when there are some."""
+        if action in ("toggle_detail", "show_issues"):
+            if self.diff is None or self.screen is not self.screen_stack[0]:
+                return False
+        if action == "show_issues":
+            assert self.diff is not None
+            return bool(self.diff.original.issues or self.diff.replay.issues)
+        return True
+
+    def action_help(self) -> None:
+        """Show every active key, generated from the bindings of the current screen."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(collect_key_help(self, self.screen.active_bindings)))
+
+    def action_toggle_detail(self) -> None:
+        """Hide or show the detail pane (more rows on small terminals)."""
+        self._main(SpanDetail).toggle_class("-hidden")
+
+    def action_show_issues(self) -> None:
+        """List what the readers skipped or doubted in both files."""
+        if self.diff is None:
+            return
+        issues = [*self.diff.original.issues, *self.diff.replay.issues]
+        if not issues:
+            self.notify("Both files loaded without warnings.", title="load warnings", markup=False)
+            return
+        self.push_screen(IssuesScreen(issues))
+
+
+def _column_title(side: str, path: str, trace: Trace | None) -> Text:
+    title = Text(no_wrap=True, overflow="ellipsis")
+    title.append(side, "bold")
+    title.append(f"  {visible(os.path.basename(path))}")
+    if trace is not None:
+        count = len(trace.spans)
+        title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")
+    return title

@@ -1,0 +1,38 @@
+"""App-wide events of the TUI (posted by the load worker, handled by the app)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from tracetui.core.diff import TraceDiff
+
+
+@dataclass
+class PairLoaded(Message):
+    """Both traces were read and diffed; the aligned rows are ready to show."""
+
+    diff: TraceDiff
+    """The diff of the pair (rows, per-row divergences, both traces)."""
+
+
+@dataclass
+class LoadFailed(Message):
+    """A trace could not be read (or diffed); carries what the error panel names.
+
+    Never carries a traceback: only the located facts of the error.
+    """
+
+    side: str
+    """``original``, ``replay`` or ``diff`` (the comparison itself failed)."""
+    path: str
+    """The file concerned (empty for a ``diff`` failure)."""
+    reason: str
+    """What is wrong, with the fix when known."""
+    line: int | None = None
+    """1-based line in the file, when one line is to blame."""
+    where: str = ""
+    """JSON path or field name, when known."""

@@ -1,0 +1,1 @@
+"""Screens of the TUI: the full pair, the key help, the load warnings."""

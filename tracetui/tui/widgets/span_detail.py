@@ -1,0 +1,193 @@
+"""SpanDetail: the highlighted pair's fields side by side (original | replay), differences marked.
+
+A ``TextLines`` view: the lines are laid out once per row change (or resize), a
+few milliseconds, where a Rich ``Table`` took tens per cursor move. Values are compact one-line JSON wrapped to at most
+``VALUE_LINES`` lines; a changed value is shown from just before its first
+difference. ``enter`` opens the full pair. Everything drawn is ``Text``, never
+markup.
+
+Line layout::
+
+    row 2 · args_mismatch · first divergence — same call, different arguments
+      field              original: tool check(...)     │ replay: tool check(...)
+    ~ tool.arguments     {"date":"2026-11-06"}         │ {"date":"2026-11-07"}
+      not compared
+      span_id            "s2"                          │ "s2"
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+
+from tracetui.tui.formatting import ELLIPSIS, format_duration, one_line, span_label, visible
+from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
+from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
+
+if TYPE_CHECKING:
+    from tracetui.core.diff import TraceDiff
+    from tracetui.core.model import Span
+
+VALUE_LINES = 2
+"""Lines a value (or a field path) may take in the pane; the pair screen shows it whole."""
+
+CONTEXT = 16
+"""Characters kept before the first difference when a changed value is shown from there."""
+
+SEPARATOR = " │ "
+
+
+class SpanDetail(TextLines, can_focus=False):
+    """Field-by-field comparison of one aligned row.
+
+    Not focusable, so the aligned view keeps every key; the mouse wheel scrolls it.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "span-detail--title",
+        "span-detail--changed",
+        "span-detail--extra",
+        "span-detail--missing",
+        "span-detail--muted",
+        "span-detail--section",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._diff: TraceDiff | None = None
+        self._pair: PairFields | None = None
+        self._message: Text | None = None
+
+    @property
+    def pair(self) -> PairFields | None:
+        """The fields shown, or None while a message is shown."""
+        return self._pair
+
+    def show_row(self, diff: TraceDiff, row: int) -> None:
+        """Show aligned row ``row`` of ``diff``."""
+        if self._pair is not None and self._pair.row == row and self._diff is diff:
+            return
+        self._diff = diff
+        self._pair = pair_fields(diff, row)
+        self._message = None
+        self.invalidate()
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    def show_message(self, text: Text) -> None:
+        """Show a plain message instead of a pair (loading, empty traces)."""
+        self._pair = None
+        self._message = text
+        self.invalidate()
+
+    def layout(self, width: int) -> list[Line]:
+        if self._pair is not None:
+            return self._layout(self._pair, width)
+        return [self._message] if self._message is not None else []
+
+    def _style(self, name: str) -> Style:
+        return self.foreground(f"span-detail--{name}")
+
+    def _layout(self, pf: PairFields, width: int) -> list[Line]:
+        """Every line of the pane for ``pf`` at ``width`` cells."""
+        muted = self._style("muted")
+        accent = self._style(pf.category) if pf.category != "equal" else Style()
+        title = Text()
+        title.append(f"row {pf.row}", self._style("title"))
+        if pf.divergence is not None:
+            title.append(" · ", muted)
+            title.append(pf.type_name, accent + Style(bold=True))
+            if pf.is_first:
+                title.append(" · first divergence", self._style("title"))
+            title.append(f" — {DIVERGENCE_HELP.get(pf.type_name, '')}", muted)
+        else:
+            title.append(" · no divergence", muted)
+
+        field_w = max(12, min(28, width // 4))
+        value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR)) // 2)
+        lines = [title]
+        lines += self._row(" ", Text("field", muted), _side_title("original", pf.original, muted),
+                           _side_title("replay", pf.replay, muted), field_w, value_w, wrap=False)
+
+        changed = self._style("changed")
+        for fr in pf.changes:
+            lines += self._field(fr, "Δ", changed, field_w, value_w)
+        deeper = [c.path for c in pf.changes]
+        for fr in sorted(pf.semantic, key=lambda r: not r.changed):  # differences first: the pane is short
+            # When Δ rows already pinpoint changes inside this field, show it from its start: its first
+            # raw difference may be a volatile id the comparison ignores.
+            window = fr.changed and not any(p.startswith((fr.path + ".", fr.path + "[")) for p in deeper)
+            # A one-sided row's fields take its colour (green: replay only, red: original only).
+            plain = accent if pf.category in ("extra", "missing") else Style()
+            mark, style = ("~", changed) if fr.changed else (" ", plain)
+            lines += self._field(fr, mark, style, field_w, value_w, window=window)
+        if pf.volatile:
+            lines.append(Text("  not compared", self._style("section")))
+            for fr in pf.volatile:
+                lines += self._field(fr, " ", muted, field_w, value_w)
+        return lines
+
+    def _field(
+        self, fr: FieldRow, mark: str, style: Style, field_w: int, value_w: int, *, window: bool = True
+    ) -> list[Line]:
+        muted = self._style("muted")
+        limit = VALUE_LINES * value_w
+        if window and fr.changed and fr.original is not ABSENT and fr.replay is not ABSENT:
+            left, right = _changed_values(fr.original, fr.replay, limit, style)
+        else:
+            left = _value(fr.original, fr.path, muted, style, limit)
+            right = _value(fr.replay, fr.path, muted, style, limit)
+        return self._row(mark, Text(visible(fr.path), style), left, right, field_w, value_w, mark_style=style)
+
+    def _row(
+        self, mark: str, name: Text, left: Text, right: Text, field_w: int, value_w: int,
+        *, wrap: bool = True, mark_style: Style | None = None,
+    ) -> list[Line]:
+        """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall."""
+        height = VALUE_LINES if wrap else 1
+        marks = [Text(mark + " ", (mark_style or Style()) + Style(bold=True))]
+        return side_by_side(
+            [(marks, 2), (fold(name, field_w, height), field_w), (fold(left, value_w, height), value_w),
+             (fold(right, value_w, height), value_w)],
+            [Text(), Text(" "), Text(SEPARATOR, self._style("muted")), Text()],
+        )
+
+
+def _side_title(side: str, span: Span | None, style: Style) -> Text:
+    if span is None:
+        return Text(f"{side}: —", style)
+    return Text(f"{side}: {span.kind.value} {span_label(span)}", style)
+
+
+def _value(value: Any, path: str, muted: Style, style: Style, limit: int) -> Text:
+    if value is ABSENT:
+        return Text("—", muted)
+    if path == "duration_ns" and isinstance(value, int):
+        return Text(format_duration(value), style)
+    return Text(one_line(value, limit), style)
+
+
+def _changed_values(a: Any, b: Any, limit: int, style: Style) -> tuple[Text, Text]:
+    """Both sides of a changed field, shown from just before their first difference.
+
+    A long prompt that differs in its last sentence would otherwise show two
+    identical-looking prefixes; here both start ``CONTEXT`` characters before
+    the first differing character, and the differing tail is bold.
+    """
+    sa, sb = one_line(a, 20 * limit), one_line(b, 20 * limit)
+    same = 0
+    for ca, cb in zip(sa, sb):
+        if ca != cb:
+            break
+        same += 1
+    start = same - CONTEXT if same > CONTEXT + 8 else 0
+    out = []
+    for s in (sa, sb):
+        text = Text(style=style)
+        if start:
+            text.append(ELLIPSIS)
+        text.append(s[start:same])
+        text.append(s[same : same + limit], Style(bold=True))
+        out.append(text)
+    return out[0], out[1]
