@@ -179,6 +179,11 @@ class TraceTuiApp(App[int]):
             self._main(LoadErrorPanel).show_error(message)
             where = f"{message.side}: {os.path.basename(message.path)}" if message.path else message.side
             self._main(StatusBar).show_error(where)
+        # The hidden view must not keep (or, via a deferred focus(), regain) focus:
+        # its keys (n, p, enter) mean nothing now, and the footer must not offer them.
+        self._main(AlignedView).disabled = True
+        self.set_focus(None)
+        self.refresh_bindings()
 
     # -- the cursor ---------------------------------------------------------
 
