@@ -8,7 +8,7 @@ import pytest
 
 from tests.builders import TraceBuilder, make_span
 from tracetui.core import align as align_mod
-from tracetui.core.align import AlignedRow, align, span_key
+from tracetui.core.align import AlignedRow, align, align_with_same_keys, span_key
 from tracetui.core.model import Span
 
 
@@ -267,3 +267,37 @@ def test_keys_keep_json_types_apart() -> None:
     assert len(keys) == 4
     keys = {span_key(make_span("tool", "t", arguments={"n": v})) for v in (1, 1.0, True, "1")}
     assert len(keys) == 4
+
+
+def _steps(prefix: str, rnd: random.Random, steps: int, edits: int) -> list[Span]:
+    """agent -> steps -> (llm, tools, and sometimes a nested sub-agent with its own tool), with random edits."""
+    t = TraceBuilder(prefix)
+    root = t.add("agent", "agent", span_id=f"{prefix}root")
+    edit_at = set(rnd.sample(range(steps), edits))
+    for i in range(steps):
+        step = t.add("agent", "step", parent=root)
+        t.add("llm", "chat", parent=step, model="m")
+        for j in range(1 + i % 3):
+            t.add("tool", f"t{j}", parent=step, arguments={"i": i, "j": j if i not in edit_at else -1})
+        if i % 4 == 0:
+            sub = t.add("agent", "sub", parent=step)
+            t.add("tool", "deep", parent=sub, arguments={"i": i})
+        if i in edit_at and i % 2:
+            t.add("tool", "extra", parent=step, arguments={})
+    return t.spans
+
+
+def test_same_key_flags_say_which_pairs_have_equal_keys() -> None:
+    """``align_with_same_keys`` rows equal ``align``'s; each flag is True exactly for a pair with equal keys."""
+    rnd = random.Random(11)
+    a, b = _steps("o", rnd, 60, 0), _steps("r", rnd, 60, 9)
+    rows, same = align_with_same_keys(a, b)
+    assert rows == align(a, b)
+    _assert_complete(rows, a, b)
+    assert len(same) == len(rows)
+    for row, flag in zip(rows, same):
+        both = row.original is not None and row.replay is not None
+        assert flag == (both and span_key(a[row.original]) == span_key(b[row.replay]))  # type: ignore[index]
+    assert 0 < sum(same) < len(rows)
+    # Depth-first: a row's depth is at most one more than the row before it.
+    assert all(r.depth <= p.depth + 1 for p, r in zip(rows, rows[1:]))

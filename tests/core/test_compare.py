@@ -18,10 +18,13 @@ from tracetui.core.compare import (
     VOLATILE_FIELDS,
     DivergenceType,
     FieldChange,
+    compare_pair,
     compare_spans,
+    screen_pairs,
     semantic_fields,
     volatile_fields,
 )
+from tracetui.core.align import span_key
 from tracetui.core.model import Span
 
 T = DivergenceType
@@ -311,3 +314,57 @@ def test_values_nested_deeper_than_python_recursion_compare_without_error() -> N
     assert compare_spans(a, make_span("tool", "get", output=nest(1))) == (None, ())
     dtype, fields = compare_spans(a, make_span("tool", "get", output=nest(2)))
     assert dtype is T.OUTPUT_MISMATCH and [f.path for f in fields] == ["tool.output"]
+
+
+def _screened(a: Span, b: Span, same_key: bool) -> bool:
+    """True when screen_pairs flags the pair (compare_pair then decides)."""
+    return screen_pairs([a], [b], [0], [0], [same_key]) == [0]
+
+
+@pytest.mark.parametrize(("kind", "path", "value", "expected"), SEMANTIC_CASES,
+                         ids=[f"{c[0]}.{c[1]}" for c in SEMANTIC_CASES])
+def test_screen_flags_every_semantic_change(kind: str, path: str, value: Any, expected: T) -> None:
+    """The one-loop screen never lets a diverging pair through, with or without equal span keys."""
+    a, b = base(kind), changed(kind, path, value)
+    same = span_key(a) == span_key(b)
+    assert _screened(a, b, same)
+    assert compare_pair(a, b, same)[0] is expected
+
+
+def test_screen_passes_equal_pairs_and_decides_as_compare_spans() -> None:
+    """Pairs the screen leaves out compare equal; one-sided rows are always flagged, in row order."""
+    kinds = list(BASE)
+    originals = [base(k) for k in kinds] + [base("tool")]
+    replays = [make_span(k, f"{k} span", span_id="b9", seq=4, start_ns=99, end_ns=199,
+                         **{**copy.deepcopy(BASE[k]), **({"mode": "replay", "call_id": "x"} if k == "tool" else {})})
+               for k in kinds] + [changed("tool", "output.orders[0].status", "lost")]
+    oi: list[int | None] = list(range(len(originals))) + [None, 2]
+    ri: list[int | None] = list(range(len(replays))) + [0, None]
+    same = [span_key(originals[o]) == span_key(replays[r]) if o is not None and r is not None else False
+            for o, r in zip(oi, ri)]
+    flagged = screen_pairs(originals, replays, oi, ri, same)
+    assert flagged == [len(kinds), len(kinds) + 1, len(kinds) + 2]
+    for k in range(len(kinds)):
+        assert compare_spans(originals[k], replays[k]) == (None, ())
+
+
+def test_screen_checks_json_types_of_bytes_fields_left_by_equal_keys() -> None:
+    """Equal retrieval keys skip index and query, not ``filters``: 1 and 1.0 are == but not the same JSON."""
+    a = base("retrieval")
+    b = changed("retrieval", "filters.lang", "en")
+    b.data["filters"]["n"] = 1.0  # type: ignore[index]
+    a.data["filters"]["n"] = 1  # type: ignore[index]
+    assert span_key(a) == span_key(b)
+    assert _screened(a, b, True)
+    dtype, fields = compare_pair(a, b, True)
+    assert dtype is T.ARGS_MISMATCH and [f.path for f in fields] == ["retrieval.filters.n"]
+
+
+def test_screen_reads_spans_lacking_semantic_fields() -> None:
+    """A section without some semantic fields compares them as absent (None), equal on both sides."""
+    a = make_span("decision", "route", decision="answer")
+    b = make_span("decision", "route", decision="answer", span_id="b")
+    c = make_span("decision", "route", decision="answer", value=1, span_id="c")
+    assert not _screened(a, b, True) and not _screened(a, b, False)
+    assert _screened(a, c, True)
+    assert compare_pair(a, c, True)[0] is T.DECISION_MISMATCH

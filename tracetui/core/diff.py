@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from itertools import repeat
+from operator import attrgetter
+from typing import Sequence
 
-from tracetui.core.align import AlignedRow, align_with_keys
+from tracetui.core.align import AlignedRow, align_with_same_keys
 from tracetui.core.compare import (
     OUTPUT,
     DivergenceType,
@@ -20,8 +22,10 @@ from tracetui.core.compare import (
     compare_pair,
     field_side,
     one_sided_fields,
+    screen_pairs,
 )
 from tracetui.core.model import Span, SpanKind, Trace
+from tracetui.core.readers import promote_young_objects
 
 __all__ = [
     "AlignedRow",
@@ -33,6 +37,8 @@ __all__ = [
 ]
 
 _CALL_KINDS = (SpanKind.TOOL, SpanKind.RETRIEVAL)
+_ORIGINAL = attrgetter("original")
+_REPLAY = attrgetter("replay")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,27 +123,29 @@ def diff_traces(original: Trace, replay: Trace) -> TraceDiff:
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        rows, okeys, rkeys = align_with_keys(original.spans, replay.spans)
-        return _diff_rows(original, replay, rows, okeys, rkeys)
+        rows, same = align_with_same_keys(original.spans, replay.spans)
+        return _diff_rows(original, replay, rows, same)
     finally:
+        promote_young_objects()  # the rows: long-lived, acyclic (see there)
         if gc_was:
             gc.enable()
 
 
-def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow],
-               okeys: Sequence[Hashable] | None = None, rkeys: Sequence[Hashable] | None = None) -> TraceDiff:
+def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Sequence[bool] | None = None) -> TraceDiff:
     """Compare the aligned rows of two traces (``diff_traces`` minus ``align``).
 
-    ``okeys``/``rkeys`` are the span keys from ``align_with_keys``;
-    equal keys let the comparison skip fields they prove equal.
+    ``same`` (from ``align_with_same_keys``) tells which pairs have equal span
+    keys, so the comparison skips the fields they prove equal; None: no pair
+    is known to.
     """
     ospans, rspans = original.spans, replay.spans
+    oi = list(map(_ORIGINAL, rows))
+    ri = list(map(_REPLAY, rows))
     found: list[tuple[int, DivergenceType, tuple[FieldChange, ...]]] = []
-    for n, row in enumerate(rows):
-        o, r = row.original, row.replay
+    for n in screen_pairs(ospans, rspans, oi, ri, repeat(False) if same is None else same):
+        o, r = oi[n], ri[n]
         if o is not None and r is not None:
-            same = okeys is not None and rkeys is not None and okeys[o] == rkeys[r]
-            dtype, fields = compare_pair(ospans[o], rspans[r], same)
+            dtype, fields = compare_pair(ospans[o], rspans[r], False if same is None else same[n])
             if dtype is not None:
                 found.append((n, dtype, fields))
         elif o is not None:

@@ -8,9 +8,11 @@ written) is held back with a warning, never an error.
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import tempfile
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterable
 
 import orjson
 
@@ -29,6 +31,19 @@ _COMMON = frozenset(
 )
 
 
+@dataclass(slots=True)
+class OrderedRun(RunSpans):
+    """A run whose reader checked, while reading, what ``finish_spans`` would fix.
+
+    Attributes:
+        in_order: True when the spans are in ``seq`` order (not decreasing, all
+            set), their ids unique and every parent id names an earlier span:
+            ``read_trace`` then keeps the list as it is.
+    """
+
+    in_order: bool = False
+
+
 class NativeReader:
     """Reads tracetui/1 JSONL."""
 
@@ -39,25 +54,108 @@ class NativeReader:
         return first.startswith(b"{") and b'"schema"' in first.split(b"\n", 1)[0] and SCHEMA.encode() in first.split(b"\n", 1)[0]
 
     def read(self, path: str, data: bytes) -> ReaderOutput:
-        out = ReaderOutput()
-        run = RunSpans(trace_id=None)
-        out.runs.append(run)
-        loads = orjson.loads
-        # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
-        view = memoryview(data)
-        find = data.find
-        size = len(data)
-        pos = 0
-        lineno = 0
+        """Parse a whole file held in memory (the ``Reader`` protocol)."""
+        parser = _LineParser(path)
         gc_was = gc.isenabled()
         gc.disable()  # building 100k+ small dicts: the cyclic GC only costs here
         try:
+            # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
+            with memoryview(data) as view:
+                parser.lines(data, view, len(data), final=True)
+        finally:
+            if gc_was:
+                gc.enable()
+        return parser.finish()
+
+    def read_file(self, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
+        """Parse a file as it is read, chunk by chunk; same result as ``read``.
+
+        Args:
+            path: Used only in issues and errors.
+            fh: The file, open in binary mode, positioned right after ``head``.
+            head: The bytes already read from the start of the file.
+
+        Raises:
+            ReadError: nothing could be loaded.
+            OSError: reading failed.
+
+        Why: reading a 400 MB file whole costs 0.35 s of fresh pages and a
+        copy, and the parse then fetches every line from memory again; a
+        256 KiB buffer is reused while hot in cache (0.2-0.3 s less a file).
+        """
+        parser = _LineParser(path)
+        buf = bytearray(max(_CHUNK, 2 * len(head)))
+        buf[:len(head)] = head
+        have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
+        view = memoryview(buf)
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            while True:
+                if have == len(buf):  # one line fills the buffer: grow it
+                    view.release()
+                    buf = buf + bytes(len(buf))
+                    view = memoryview(buf)
+                n = fh.readinto(view[have:])
+                if not n:
+                    break
+                stop = have + n
+                pos = parser.lines(buf, view, stop, final=False)
+                have = stop - pos
+                if have:
+                    buf[:have] = buf[pos:stop]  # a copy first: the two ranges may overlap
+            if have:
+                parser.lines(buf, view, have, final=True)
+        finally:
+            view.release()
+            if gc_was:
+                gc.enable()
+        return parser.finish()
+
+
+
+_CHUNK = 256 * 1024
+"""Read buffer of ``read_file``: fits in a core's L2 cache; grows for longer lines."""
+
+
+class _LineParser:
+    """The line loop of both ``NativeReader`` entry points, and what it has found so far."""
+
+    __slots__ = ("path", "out", "run", "ids", "in_order", "last_seq", "lineno")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.out = ReaderOutput()
+        self.run = OrderedRun(trace_id=None)
+        self.out.runs.append(self.run)
+        # What finish_spans checks, done here while each span is in cache (a later
+        # pass over 100k cold spans costs ~0.2 s): ids unique, seq not decreasing,
+        # every parent earlier. Any doubt (or a careful-path line) leaves it to finish_spans.
+        self.ids: dict[str, str] = {}  # span id -> the id object itself, to share it
+        self.in_order = True
+        self.last_seq = 0
+        self.lineno = 0
+
+    def lines(self, data: bytes | bytearray, view: memoryview, size: int, *, final: bool) -> int:
+        """Parse the lines of ``data[:size]``; return where the unparsed rest starts.
+
+        With ``final`` the rest is the file's last line, without a newline, and
+        is parsed too (or held back with a warning when it does not parse).
+        """
+        path, issues, run = self.path, self.out.issues, self.run
+        spans, ids = run.spans, self.ids
+        in_order, last_seq, lineno = self.in_order, self.last_seq, self.lineno
+        loads, find = orjson.loads, data.find
+        pos = 0
+        try:
             while pos < size:
-                lineno += 1
-                end = find(b"\n", pos)
+                end = find(b"\n", pos, size)
                 last = end < 0
                 if last:
+                    if not final:
+                        break
                     end = size
+                lineno += 1
                 start, pos = pos, end + 1
                 if end == start:
                     continue
@@ -67,61 +165,101 @@ class NativeReader:
                     if data[start:end].isspace():
                         continue
                     if last:
-                        out.issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
+                        issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
                     else:
-                        out.issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
+                        issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
                     continue
                 if type(obj) is not dict:
-                    out.issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
+                    issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
                     continue
                 if "schema" in obj and "span_id" not in obj:
-                    self._header(obj, run, path, lineno, out.issues)
+                    _header(obj, run, path, lineno, issues)
                     continue
-                span = _span_fast(obj, lineno) or _span_from_obj(obj, path, lineno, out.issues)
-                if span is not None:
-                    run.spans.append(span)
+                span = _span_fast(obj, lineno)
+                if span is None:
+                    in_order = False
+                    span = _span_from_obj(obj, path, lineno, issues)
+                    if span is None:
+                        continue
+                elif in_order:
+                    sid, parent, seq = span.span_id, span.parent_id, span.seq
+                    same = ids.get(parent) if parent is not None else None  # before sid: not its own parent
+                    if seq < last_seq or sid in ids or (parent is not None and same is None):
+                        in_order = False
+                    else:
+                        ids[sid] = sid
+                        last_seq = seq
+                        if same is not None:
+                            # The parent's own id object: later lookups by parent id (align's
+                            # tree) match by identity, without reading a second, cold string.
+                            span.parent_id = same
+                spans.append(span)
         finally:
-            if gc_was:
-                gc.enable()
+            self.in_order, self.last_seq, self.lineno = in_order, last_seq, lineno
+        return min(pos, size)
+
+    def finish(self) -> ReaderOutput:
+        """The output, once every line is parsed.
+
+        Raises:
+            ReadError: no header and no span at all.
+        """
+        run, out, path = self.run, self.out, self.path
+        run.in_order = self.in_order
+        self.ids = {}
         if not run.header and not run.spans:
             raise ReadError(path, "no tracetui/1 header and no span lines")
         if not run.header:
             out.issues.append(ReadIssue(path, 1, "schema", "no header line; spans read without run metadata", "warning"))
         return out
 
-    @staticmethod
-    def _header(obj: dict[str, Any], run: RunSpans, path: str, lineno: int, issues: list[ReadIssue]) -> None:
-        if run.header:
-            issues.append(ReadIssue(path, lineno, "schema", "second header line ignored"))
-            return
-        if obj.get("schema") != SCHEMA:
-            issues.append(ReadIssue(path, lineno, "schema", f"schema {obj.get('schema')!r} is not {SCHEMA!r}; read as {SCHEMA}", "warning"))
-        run.header = obj
-        run.trace_id = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+
+def _header(obj: dict[str, Any], run: RunSpans, path: str, lineno: int, issues: list[ReadIssue]) -> None:
+    if run.header:
+        issues.append(ReadIssue(path, lineno, "schema", "second header line ignored"))
+        return
+    if obj.get("schema") != SCHEMA:
+        issues.append(ReadIssue(path, lineno, "schema", f"schema {obj.get('schema')!r} is not {SCHEMA!r}; read as {SCHEMA}", "warning"))
+    run.header = obj
+    run.trace_id = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+
+
+_REQUIRED = operator.itemgetter("span_id", "parent_id", "seq", "kind", "name", "start_ns", "end_ns", "status", "error_type")
+"""The fields ``span_to_obj`` always writes: one C-level call instead of nine ``.get``."""
+_ALLOWED = {k: _COMMON | {k} for k in _KINDS}
+"""Per kind, the keys a fast-path line may have (others go to attributes: careful path)."""
 
 
 def _span_fast(obj: dict[str, Any], lineno: int) -> Span | None:
-    """The span of a well-formed line, or None to take the careful path (which reports issues)."""
-    span_id = obj.get("span_id")
-    kind_s = obj.get("kind")
-    kind = _KINDS.get(kind_s) if type(kind_s) is str else None
-    seq = obj.get("seq")
-    status = _STATUSES.get(obj.get("status", "unset"))  # type: ignore[arg-type]
-    start = obj.get("start_ns")
-    end = obj.get("end_ns")
-    data = obj.get(kind_s) if kind is not None else None  # type: ignore[arg-type]
-    parent = obj.get("parent_id")
-    name = obj.get("name")
-    error_type = obj.get("error_type")
-    trace_id = obj.get("trace_id")
-    attrs = obj.get("attributes", {})
+    """The span of a line as ``span_to_obj`` writes it, or None to take the careful path.
+
+    Every line it accepts reads as ``_span_from_obj`` would read it, without
+    issues; anything else (a field missing, of another type, an unknown key)
+    goes to the careful path, which reports. Cheaper than a ``.get`` per field
+    and a set difference for the keys (12k instructions a span against 18k).
+    """
+    try:
+        span_id, parent, seq, kind_s, name, start, end, status_s, error_type = _REQUIRED(obj)
+        kind = _KINDS[kind_s]  # subscripts, not .get: no method call (0.1 us each)
+        status = _STATUSES[status_s]
+    except (KeyError, TypeError):  # a field missing, an unknown or unhashable kind or status
+        return None
+    if len(obj) == 10 and kind_s in obj:  # the nine above and the kind's section
+        data = obj[kind_s]
+        attrs: Any = {}
+        trace_id = None
+    elif obj.keys() <= _ALLOWED[kind_s]:
+        data = obj.get(kind_s)
+        attrs = obj.get("attributes", {})
+        trace_id = obj.get("trace_id")
+    else:
+        return None
     if (
-        type(span_id) is not str or not span_id or kind is None or type(seq) is not int or status is None
+        type(span_id) is not str or not span_id or type(seq) is not int or type(name) is not str
         or (start is not None and type(start) is not int) or (end is not None and type(end) is not int)
-        or (data is not None and type(data) is not dict) or type(name) is not str
+        or (data is not None and type(data) is not dict) or type(attrs) is not dict
         or (parent is not None and type(parent) is not str) or (error_type is not None and type(error_type) is not str)
-        or (trace_id is not None and type(trace_id) is not str) or type(attrs) is not dict
-        or not (obj.keys() - _COMMON <= {kind_s})  # other keys go to attributes: careful path
+        or (trace_id is not None and type(trace_id) is not str)
     ):
         return None
     return Span(span_id, parent or None, seq, kind, name, start, end, status, error_type,
