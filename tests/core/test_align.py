@@ -8,6 +8,7 @@ import pytest
 
 from tests.builders import TraceBuilder, make_span
 from tracetui.core import align as align_mod
+from tracetui.core import lcs as lcs_mod
 from tracetui.core.align import AlignedRow, align, align_with_same_keys, span_key
 from tracetui.core.model import Span
 
@@ -251,14 +252,14 @@ def test_myers_finds_a_longest_common_subsequence() -> None:
     for _ in range(400):
         x = [rnd.randrange(5) for _ in range(rnd.randint(1, 20))]
         y = [rnd.randrange(5) for _ in range(rnd.randint(1, 20))]
-        blocks = align_mod._myers(x, y, 100)
+        blocks = lcs_mod.myers(x, y, 100)
         assert blocks is not None
         i0 = j0 = 0
         for i, j, size in blocks:
             assert i >= i0 and j >= j0 and size > 0 and x[i:i + size] == y[j:j + size]
             i0, j0 = i + size, j + size
         assert sum(size for _, _, size in blocks) == lcs(x, y)
-    assert align_mod._myers([1, 2, 3, 4], [5, 6, 7, 8], 3) is None
+    assert lcs_mod.myers([1, 2, 3, 4], [5, 6, 7, 8], 3) is None
 
 
 def test_keys_keep_json_types_apart() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from tests.builders import make_span
 from tracetui.core.compare import (
+    ABSENT,
     MAX_FIELDS,
     VOLATILE_FIELDS,
     DivergenceType,
@@ -235,22 +236,31 @@ def test_llm_answer_change_is_input_mismatch_when_inputs_differ() -> None:
     assert [f.path for f in fields] == ["llm.messages[1].content", "llm.output.content"]
 
 
-def test_absent_field_is_none_on_that_side() -> None:
-    """A field present on one side only reports None for the absent side."""
+def test_absent_field_is_absent_on_that_side_not_null() -> None:
+    """A field or key present on one side only reports ABSENT for the other side, never a null."""
     a = make_span("tool", "get", arguments={"id": 1})
     b = make_span("tool", "get", arguments={"id": 1}, output={"v": 1})
-    assert compare_spans(a, b) == (T.OUTPUT_MISMATCH, (FieldChange("tool.output", None, {"v": 1}),))
+    assert compare_spans(a, b) == (T.OUTPUT_MISMATCH, (FieldChange("tool.output", ABSENT, {"v": 1}),))
     c = make_span("tool", "get", arguments={"id": 1, "extra": "x"})
-    assert compare_spans(a, c)[1] == (FieldChange("tool.arguments.extra", None, "x"),)
+    assert compare_spans(a, c)[1] == (FieldChange("tool.arguments.extra", ABSENT, "x"),)
+    d = make_span("tool", "get", arguments={"id": 1, "extra": None})
+    assert compare_spans(d, c)[1] == (FieldChange("tool.arguments.extra", None, "x"),)
+
+
+def test_field_recorded_null_equals_field_not_recorded() -> None:
+    """A top-level field recorded as null and the same field missing are equivalent."""
+    a = make_span("tool", "get", arguments={"id": 1}, output=None)
+    b = make_span("tool", "get", arguments={"id": 1})
+    assert compare_spans(a, b) == (None, ())
 
 
 def test_list_length_change_reports_the_extra_item() -> None:
-    """A message appended in the replay is reported at its index, original side None."""
+    """A message appended in the replay is reported at its index, original side ABSENT."""
     a = base("llm")
     data = copy.deepcopy(dict(a.data))
     data["messages"].append({"role": "user", "content": "and?"})
     _, fields = compare_spans(a, make_span("llm", a.name, **data))
-    assert fields == (FieldChange("llm.messages[4]", None, {"role": "user", "content": "and?"}),)
+    assert fields == (FieldChange("llm.messages[4]", ABSENT, {"role": "user", "content": "and?"}),)
 
 
 def test_reported_fields_are_capped_but_values_are_whole() -> None:

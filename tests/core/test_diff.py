@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.builders import TraceBuilder
-from tracetui.core.diff import DivergenceType, TraceDiff, diff_traces
+from tracetui.core.diff import ABSENT, DivergenceType, TraceDiff, diff_traces
 from tracetui.core.model import SpanKind
 from tracetui.core.readers import read_trace
 
@@ -70,7 +70,7 @@ def test_unrecorded_and_missing_calls() -> None:
     assert [x.type for x in d.divergences] == [T.UNRECORDED_CALL]
     extra = d.divergences[0]
     assert extra.original is None and extra.replay is not None and extra.replay.name == "refund"
-    assert ("tool.arguments", None, {"id": 5531}) in [(f.path, f.original, f.replay) for f in extra.fields]
+    assert ("tool.arguments", ABSENT, {"id": 5531}) in [(f.path, f.original, f.replay) for f in extra.fields]
     d2 = diff_traces(_run("o", extra_call=True).trace(), _run("r").trace())
     assert [x.type for x in d2.divergences] == [T.MISSING_CALL]
 

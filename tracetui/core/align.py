@@ -27,9 +27,9 @@ from typing import Any, Hashable, Sequence
 
 import orjson
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
 
 from tracetui.core.canonical import parse_json_string
+from tracetui.core.lcs import equal_run, equal_run_back, matching_blocks
 from tracetui.core.model import Span, SpanKind
 
 __all__ = ["DP_CELLS", "MAX_D", "AlignedRow", "align", "align_with_keys", "align_with_same_keys", "span_key"]
@@ -135,7 +135,11 @@ def span_key(span: Span) -> tuple[Any, ...]:
         else:
             digest = _digest(args)
         # The recorded tool_name, as compared (span name only when neither side has one).
-        return ("tool", ("name", span.name) if name is None else name, digest)
+        if name is None:
+            name = ("name", span.name)
+        elif type(name) is not str:  # a malformed trace: an object as tool name must not break hashing
+            name = _digest(name)
+        return ("tool", name, digest)
     if kind is _LLM:
         return ("llm", span.name, _digest(span.data.get("model")))
     if kind is _RETRIEVAL:
@@ -398,134 +402,18 @@ def _align_lists(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[
     if x == y:
         return list(zip(ai, bi))
     n, m = len(x), len(y)
-    pre = _run(x, y, 0, 0, min(n, m))
-    suf = _run_back(x, y, n, m, min(n, m) - pre)
+    pre = equal_run(x, y, 0, 0, min(n, m))
+    suf = equal_run_back(x, y, n, m, min(n, m) - pre)
     out: list[_Pair] = list(zip(ai[:pre], bi[:pre]))
     xm, ym = x[pre:n - suf], y[pre:m - suf]
     i0 = j0 = 0
-    for i, j, size in _matching_blocks(xm, ym):
+    for i, j, size in matching_blocks(xm, ym, MAX_D):
         out.extend(_pair_block(ai[pre + i0:pre + i], bi[pre + j0:pre + j], a, b, intern))
         out.extend(zip(ai[pre + i:pre + i + size], bi[pre + j:pre + j + size]))
         i0, j0 = i + size, j + size
     out.extend(_pair_block(ai[pre + i0:n - suf], bi[pre + j0:m - suf], a, b, intern))
     out.extend(zip(ai[n - suf:], bi[m - suf:]))
     return out
-
-
-def _run(x: Sequence[Hashable], y: Sequence[Hashable], i: int, j: int, limit: int) -> int:
-    """Length of the equal run ``x[i:] == y[j:]``, at most ``limit``; galloping slices."""
-    if limit <= 0 or x[i] != y[j]:
-        return 0
-    k, step = 0, 1
-    while k + step <= limit and x[i + k:i + k + step] == y[j + k:j + k + step]:
-        k += step
-        step <<= 1
-    while step > 1:
-        step >>= 1
-        if k + step <= limit and x[i + k:i + k + step] == y[j + k:j + k + step]:
-            k += step
-    return k
-
-
-def _run_back(x: Sequence[Hashable], y: Sequence[Hashable], n: int, m: int, limit: int) -> int:
-    """Length of the equal run ending at ``x[n-1]``, ``y[m-1]``, at most ``limit``."""
-    if limit <= 0 or x[n - 1] != y[m - 1]:
-        return 0
-    k, step = 0, 1
-    while k + step <= limit and x[n - k - step:n - k] == y[m - k - step:m - k]:
-        k += step
-        step <<= 1
-    while step > 1:
-        step >>= 1
-        if k + step <= limit and x[n - k - step:n - k] == y[m - k - step:m - k]:
-            k += step
-    return k
-
-
-def _matching_blocks(x: Sequence[Hashable], y: Sequence[Hashable]) -> list[tuple[int, int, int]]:
-    """Equal runs ``(i, j, size)`` of a longest common subsequence, in order."""
-    if not x or not y or set(x).isdisjoint(y):
-        return []
-    blocks = _myers(x, y, MAX_D)
-    if blocks is not None:
-        return blocks
-    # rapidfuzz compares elements by hash: give it small ints, exact by construction.
-    ids: dict[Hashable, int] = {}
-    xi = [ids.setdefault(k, len(ids)) for k in x]
-    yi = [ids.setdefault(k, len(ids)) for k in y]
-    return [
-        (op.src_start, op.dest_start, op.src_end - op.src_start)
-        for op in Levenshtein.opcodes(xi, yi, score_hint=MAX_D)
-        if op.tag == "equal"
-    ]
-
-
-def _myers(x: Sequence[Hashable], y: Sequence[Hashable], max_d: int) -> list[tuple[int, int, int]] | None:
-    """Myers' greedy LCS (1986), O((N+M)·D); None when more than ``max_d`` edits.
-
-    ``v[k]`` is the furthest x reached on diagonal ``k = x - y`` (-1: none).
-    Points never leave the grid: a move that would is not taken. One snapshot
-    of ``v`` per edit count is kept for the backtrack (O(D²) memory).
-    """
-    n, m = len(x), len(y)
-    max_d = min(max_d, n + m)
-    off = max_d + 3
-    v = [-1] * (2 * max_d + 7)
-    trace: list[list[int]] = []
-    for d in range(max_d + 1):
-        for k in range(-d, d + 1, 2):
-            if d == 0:
-                px = 0
-            else:
-                down = v[off + k + 1]  # from diagonal k+1, one step in y
-                right = v[off + k - 1]  # from diagonal k-1, one step in x
-                if down >= 0 and down - k > m:
-                    down = -1
-                if right >= 0:
-                    right += 1
-                    if right > n:
-                        right = -1
-                px = down if down >= right else right
-                if px < 0:
-                    continue
-            py = px - k
-            if px < n and py < m and x[px] == y[py]:
-                px += _run(x, y, px, py, min(n - px, m - py))
-            v[off + k] = px
-            if px >= n and px - k >= m:
-                return _backtrack(trace, x, y, d)
-        trace.append(v[off - d - 2:off + d + 3])  # k in [-d-2, d+2], index k + d + 2
-    return None
-
-
-def _backtrack(trace: list[list[int]], x: Sequence[Hashable], y: Sequence[Hashable], dend: int) -> list[tuple[int, int, int]]:
-    n, m = len(x), len(y)
-    px, py = n, m
-    blocks: list[tuple[int, int, int]] = []
-    for d in range(dend, 0, -1):
-        prev = trace[d - 1]  # k in [-d-1, d+1], index k + d + 1
-        k = px - py
-        down = prev[k + d + 2]
-        right = prev[k + d]
-        if down >= 0 and down - k > m:
-            down = -1
-        if right >= 0:
-            right += 1
-            if right > n:
-                right = -1
-        if down >= right:
-            sx, sy = down, down - k  # snake start after the down move
-            nx, ny = down, down - k - 1
-        else:
-            sx, sy = right, right - k
-            nx, ny = right - 1, right - k
-        if px > sx:
-            blocks.append((sx, sy, px - sx))
-        px, py = nx, ny
-    if px > 0:
-        blocks.append((0, 0, px))
-    blocks.reverse()
-    return blocks
 
 
 # -- replace blocks ----------------------------------------------------------------
@@ -546,7 +434,7 @@ def _pair_block(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[H
     elif len(ai) * len(bi) <= DP_CELLS:
         matches = _best_pairs(ai, bi, ga, gb, a, b)
     else:
-        matches = [(i + t, j + t) for i, j, size in _matching_blocks(ga, gb) for t in range(size)]
+        matches = [(i + t, j + t) for i, j, size in matching_blocks(ga, gb, MAX_D) for t in range(size)]
     out: list[_Pair] = []
     i0 = j0 = 0
     for i, j in matches:

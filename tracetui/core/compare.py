@@ -24,6 +24,7 @@ from tracetui.core.canonical import canonicalize
 from tracetui.core.model import Span, SpanKind
 
 __all__ = [
+    "ABSENT",
     "MAX_FIELDS",
     "VOLATILE_FIELDS",
     "DivergenceType",
@@ -59,6 +60,31 @@ class DivergenceType(str, Enum):
     """A span of another kind only in the original."""
 
 
+class _Absent:
+    """The value of a field one side does not have at all — not a recorded ``null``."""
+
+    __slots__ = ()
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+"""Stands for a field (or key, or list item) missing on one side of a ``FieldChange``."""
+
+
 @dataclass(frozen=True, slots=True)
 class FieldChange:
     """One semantic field that differs between the two sides of a pair.
@@ -68,8 +94,9 @@ class FieldChange:
             ``tool.arguments.customer_id``, ``llm.messages[2].content``,
             ``tool.output["odd key"]``. The first segment is the span kind's
             section (or a common field).
-        original: The original side's value (canonical form), None when absent.
-        replay: The replay side's value (canonical form), None when absent.
+        original: The original side's value (canonical form); ``ABSENT`` when
+            that side has no such field, key or item (``None`` is a recorded null).
+        replay: The replay side's value, likewise.
     """
 
     path: str
@@ -377,7 +404,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         changes.append(FieldChange("kind", kind.value, b.kind.value))
         primary = _IN if kind in (SpanKind.LLM, SpanKind.AGENT, SpanKind.OTHER) else _ARGS
     for name, path, dtype, flags in ins:
-        if _diff_field(path, da.get(name), db.get(name), flags, changes) and primary is None:
+        if _diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if a.status is not b.status:
         changes.append(FieldChange("status", a.status.value, b.status.value))
@@ -388,7 +415,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         if primary is None:
             primary = _STAT
     for name, path, dtype, flags in outs:
-        if _diff_field(path, da.get(name), db.get(name), flags, changes) and primary is None:
+        if _diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if primary is None:
         return None, ()
@@ -448,7 +475,7 @@ def volatile_fields(span: Span) -> dict[str, Any]:
 def one_sided_fields(span: Span, *, original: bool) -> tuple[FieldChange, ...]:
     """The semantic fields of a span that has no counterpart, as changes from/to absent.
 
-    Fields whose value is None (absent) are left out.
+    Fields whose value is None are left out; the missing side is ``ABSENT``.
 
     Args:
         span: The span that exists.
@@ -456,8 +483,8 @@ def one_sided_fields(span: Span, *, original: bool) -> tuple[FieldChange, ...]:
     """
     items = [(p, v) for p, v in semantic_fields(span).items() if v is not None][:MAX_FIELDS]
     if original:
-        return tuple(FieldChange(p, v, None) for p, v in items)
-    return tuple(FieldChange(p, None, v) for p, v in items)
+        return tuple(FieldChange(p, v, ABSENT) for p, v in items)
+    return tuple(FieldChange(p, ABSENT, v) for p, v in items)
 
 
 # -- value comparison ---------------------------------------------------------
@@ -497,6 +524,12 @@ def _diff_field(path: str, x: Any, y: Any, flags: int, out: list[FieldChange]) -
     Cheap equality first; then drops volatile message ids (``_IDS``),
     canonicalises (JSON strings parsed, key order ignored) and walks both.
     """
+    if x is ABSENT or y is ABSENT:
+        # A field recorded as null equals one not recorded; anything else against a missing field differs whole.
+        if (x if y is ABSENT else y) in (None, ABSENT):
+            return False
+        out.append(FieldChange(path, x, y))
+        return True
     if _equal(x, y, flags):
         return False
     if flags == _IDS:
@@ -564,16 +597,16 @@ def _walk(path: str, x: Any, y: Any, out: list[FieldChange], strict: bool) -> No
             keys.extend(k for k in v if k not in u)
             # Push in reverse so the walk reports in document order.
             for k in reversed(keys):
-                a = u.get(k)
-                b = v.get(k)
+                a = u.get(k, ABSENT)
+                b = v.get(k, ABSENT)
                 if k in u and k in v and a == b and (not strict or _strict_same(a, b)):
                     continue
                 stack.append((_key_path(p, k), a, b))
         elif isinstance(u, list) and isinstance(v, list):
             nu, nv = len(u), len(v)
             for i in reversed(range(max(nu, nv))):
-                a = u[i] if i < nu else None
-                b = v[i] if i < nv else None
+                a = u[i] if i < nu else ABSENT
+                b = v[i] if i < nv else ABSENT
                 if i < nu and i < nv and a == b and (not strict or _strict_same(a, b)):
                     continue
                 stack.append((f"{p}[{i}]", a, b))

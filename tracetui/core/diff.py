@@ -16,6 +16,7 @@ from typing import Sequence
 
 from tracetui.core.align import AlignedRow, align_with_same_keys
 from tracetui.core.compare import (
+    ABSENT,
     OUTPUT,
     DivergenceType,
     FieldChange,
@@ -28,6 +29,7 @@ from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.readers import promote_young_objects
 
 __all__ = [
+    "ABSENT",
     "AlignedRow",
     "Divergence",
     "DivergenceType",

@@ -19,8 +19,10 @@ report should lead with (``../shared/design/practice.md``, "Diffing runs").
     DIVERGENCE = {"type", "kind", "row", "path",
                   "original": null | {"span_id", "name", "seq"},
                   "replay":   null | {"span_id", "name", "seq"},
-                  "fields": [{"path", "original", "replay"}, ...]}
+                  "fields": [{"path", "original", "replay"[, "absent"]}, ...]}
 
+A field one side does not have at all reports ``null`` for that side and
+``"absent": "original"`` or ``"replay"`` (a recorded ``null`` has no ``absent``).
 ``path`` is the span's ancestry by name (``agent > chat gpt-4o``), taken from
 the original side when it exists. Values are JSON, never truncated.
 """
@@ -29,6 +31,8 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping
+
+from tracetui.core.compare import ABSENT, FieldChange
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
@@ -100,8 +104,21 @@ def divergence_record(d: Divergence, original_by_id: Mapping[str, Span], replay_
         "path": path,
         "original": _side(d.original),
         "replay": _side(d.replay),
-        "fields": [{"path": f.path, "original": f.original, "replay": f.replay} for f in d.fields],
+        "fields": [_field_record(f) for f in d.fields],
     }
+
+
+def _field_record(f: FieldChange) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "path": f.path,
+        "original": None if f.original is ABSENT else f.original,
+        "replay": None if f.replay is ABSENT else f.replay,
+    }
+    if f.original is ABSENT:
+        rec["absent"] = "original"
+    elif f.replay is ABSENT:
+        rec["absent"] = "replay"
+    return rec
 
 
 def _trace_record(t: Trace) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from tracetui.core.model import SPAN_KINDS, ReadIssue, Span, SpanKind, Status, T
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 
 SCHEMA = "tracetui/1"
+_BOM = b"\xef\xbb\xbf"
 """The schema id this module reads and writes."""
 
 _STATUSES = {s.value: s for s in Status}
@@ -50,12 +51,14 @@ class NativeReader:
     name = "tracetui"
 
     def sniff(self, head: bytes) -> bool:
-        first = head.lstrip()[:4096]
-        return first.startswith(b"{") and b'"schema"' in first.split(b"\n", 1)[0] and SCHEMA.encode() in first.split(b"\n", 1)[0]
+        # Any tracetui/N header: a later schema is read as tracetui/1 with a warning (docs/format.md).
+        first = head.removeprefix(_BOM).lstrip()[:4096].split(b"\n", 1)[0]
+        return first.startswith(b"{") and b'"schema"' in first and b'"tracetui/' in first
 
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file held in memory (the ``Reader`` protocol)."""
         parser = _LineParser(path)
+        data = data.removeprefix(_BOM)  # a UTF-8 byte-order mark some editors write
         gc_was = gc.isenabled()
         gc.disable()  # building 100k+ small dicts: the cyclic GC only costs here
         try:
@@ -84,6 +87,7 @@ class NativeReader:
         256 KiB buffer is reused while hot in cache (0.2-0.3 s less a file).
         """
         parser = _LineParser(path)
+        head = head.removeprefix(_BOM)
         buf = bytearray(max(_CHUNK, 2 * len(head)))
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
