@@ -278,3 +278,83 @@ def test_help_and_version_exit_0() -> None:
 def test_exit_zero_forces_zero_on_divergence() -> None:
     pair = sample_pairs()[0]
     assert run("diff", str(pair / "original.jsonl"), str(pair / "replay.jsonl"), "--exit-zero")[0] == 0
+
+
+# --- hostile and odd input -------------------------------------------------------------------
+
+
+def _one_span_trace(path: Path, **span: Any) -> Path:
+    header = {"schema": "tracetui/1", "run_id": "r"}
+    base = {"span_id": "a", "parent_id": None, "seq": 0, "kind": "tool", "name": "t", "status": "ok"}
+    path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps({**base, **span}) + b"\n")
+    return path
+
+
+def test_span_names_and_values_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """Escape sequences, bells, newlines and bidi overrides in a trace are escaped in the text report."""
+    evil = "\x1b[2J\x1b]0;pwned\x07\u202eevil\nname"
+    a = _one_span_trace(tmp_path / "a.jsonl", name=evil, tool={"tool_name": "t", "arguments": {"q": evil}})
+    b = _one_span_trace(tmp_path / "b.jsonl", name=evil, tool={"tool_name": "t", "arguments": {"q": "x"}})
+    code, out, _ = run("diff", str(a), str(b))
+    assert code == 1
+    assert not any(c in out for c in "\x1b\x07\u202e")
+    assert "\\x1b" in out or "\\u001b" in out
+    assert all(line.isprintable() for line in out.splitlines())
+
+
+def test_absent_and_null_are_told_apart(tmp_path: Path) -> None:
+    """A key missing on one side reads `(absent)`; a recorded null reads `null` (text), `absent` marks it (JSON)."""
+    a = _one_span_trace(tmp_path / "a.jsonl", tool={"tool_name": "t", "output": {"error": "x", "v": None}})
+    b = _one_span_trace(tmp_path / "b.jsonl", tool={"tool_name": "t", "output": {"v": 1}})
+    _, out, _ = run("diff", str(a), str(b))
+    assert "(absent)" in out and "null" in out
+    _, js, _ = run("diff", str(a), str(b), "--format", "json")
+    fields = {f["path"]: f for f in orjson.loads(js)["first_divergence"]["fields"]}
+    assert fields["tool.output.error"]["absent"] == "replay"
+    assert "absent" not in fields["tool.output.v"] and fields["tool.output.v"]["original"] is None
+
+
+def test_malformed_field_types_are_warnings_not_crashes(tmp_path: Path) -> None:
+    """An object as status or as tool name is read with a warning; the diff still runs (exit 0/1, never a traceback)."""
+    a = _one_span_trace(tmp_path / "a.jsonl", status={"code": 2}, tool={"tool_name": {"a": 1}, "arguments": {}})
+    b = _one_span_trace(tmp_path / "b.jsonl", status=[], tool={"tool_name": ["x"], "arguments": {}})
+    code, out, err = run("diff", str(a), str(b))
+    assert code in (0, 1)
+    assert "Traceback" not in err and "internal error" not in err
+    assert "status" in err
+
+
+def test_byte_order_mark_and_later_schema_are_read(tmp_path: Path) -> None:
+    """A UTF-8 BOM is skipped; a `tracetui/2` header is read as tracetui/1 with a warning naming the line."""
+    src = SAMPLES / "order_lookup" / "original.jsonl"
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
+    code, out, err = run("diff", str(bom), str(src))
+    assert code == 0 and err == ""
+    later = tmp_path / "later.jsonl"
+    later.write_bytes(src.read_bytes().replace(b'"schema":"tracetui/1"', b'"schema":"tracetui/2"', 1))
+    code, _, err = run("diff", str(later), str(src))
+    assert code == 0
+    assert f"{later}:1 (schema)" in err and "original" in err
+
+
+def test_internal_errors_exit_2_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug surfaces as one `internal error` line and exit 2 — never as exit 1 ("diverged") with a traceback."""
+    import tracetui.core.diff as diff_mod
+
+    def boom(*_: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(diff_mod, "diff_traces", boom)
+    monkeypatch.delenv("TRACETUI_DEBUG", raising=False)
+    pair = sample_pairs()[0]
+    code, out, err = run("diff", str(pair / "original.jsonl"), str(pair / "replay.jsonl"))
+    assert code == 2 and out == ""
+    assert "internal error: RuntimeError: boom" in err and "Traceback" not in err
+
+
+def test_view_refuses_to_run_without_a_terminal() -> None:
+    """`tracetui A B` with stdout not a terminal (a pipe, CI) exits 2 and points at `tracetui diff`."""
+    pair = sample_pairs()[0]
+    code, _, err = run(str(pair / "original.jsonl"), str(pair / "replay.jsonl"))
+    assert code == 2 and "tracetui diff" in err

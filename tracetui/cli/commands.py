@@ -44,7 +44,7 @@ def report_read(label: str, t: Trace, err: TextIO) -> None:
             file=err,
         )
     for issue in t.issues:
-        print(f"tracetui: {issue.severity}: {issue}", file=err)
+        print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
 
 
 def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

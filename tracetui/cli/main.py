@@ -9,6 +9,7 @@ stay light.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence, TextIO
 
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
     if args.command is None:
-        parser.print_help(out)
+        parser.print_help(err)  # a usage error: the report stream stays empty
         return EXIT_ERROR
     try:
         if args.command == "diff":
@@ -117,6 +118,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # a bug: say so in one line, never as "diverged" (1), never a bare traceback
+        if os.environ.get("TRACETUI_DEBUG"):
+            raise
+        print(
+            f"tracetui: internal error: {type(exc).__name__}: {exc}\n"
+            "  this is a bug in tracetui; please report it with the command and, if you can, the input files\n"
+            "  (run again with TRACETUI_DEBUG=1 for the traceback)",
+            file=err,
+        )
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

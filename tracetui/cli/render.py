@@ -20,15 +20,25 @@ CONTEXT_CHARS = 40
 ONE_SIDED = frozenset({"unrecorded_call", "missing_call", "extra_span", "missing_span"})
 
 
+def safe(text: str) -> str:
+    """``text`` with control, format and bidi characters escaped (``\\x1b``, ``\\u202e``).
+
+    Trace text (names, paths, values) must never drive the terminal or CI log
+    that shows the report: no escape sequences, no bell, no line breaks, no
+    right-to-left overrides.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _json(v: Any) -> str:
-    if v is None:
-        return "(absent)"
     try:
+        # orjson already writes control characters as \u escapes; safe() catches the rest (bidi, ...).
         text = orjson.dumps(v, default=str).decode()
     except TypeError:
         text = repr(v)
-    # Escape control characters (ESC, CR...) so a payload cannot drive the terminal reading the log.
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return safe(text)
 
 
 def _window(text: str, start: int) -> str:
@@ -40,15 +50,27 @@ def _window(text: str, start: int) -> str:
     return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "") + f" ({len(text)} chars)"
 
 
-def pair_values(a: Any, b: Any) -> tuple[str, str]:
-    """Both values as JSON text, each cut to show where they start to differ."""
-    ta, tb = _json(a), _json(b)
+ABSENT_TEXT = "(absent)"
+
+
+def pair_values(field: dict[str, Any]) -> tuple[str, str]:
+    """Both values of a report field as JSON text, each cut to show where they start to differ.
+
+    A side the field is ``absent`` from shows ``(absent)``; a recorded null shows ``null``.
+    """
+    absent = field.get("absent")
+    ta = ABSENT_TEXT if absent == "original" else _json(field["original"])
+    tb = ABSENT_TEXT if absent == "replay" else _json(field["replay"])
     first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
     return _window(ta, first), _window(tb, first)
 
 
+def _spans(n: int) -> str:
+    return f"{n} span" if n == 1 else f"{n} spans"
+
+
 def _side(s: dict[str, Any] | None) -> str:
-    return "—" if s is None else f"seq {s['seq']} span {s['span_id']}"
+    return "—" if s is None else f"seq {s['seq']} span {safe(s['span_id'])}"
 
 
 def _summary(d: dict[str, Any]) -> str:
@@ -56,9 +78,9 @@ def _summary(d: dict[str, Any]) -> str:
         args = next((f for f in d["fields"] if f["path"] in ("tool.arguments", "retrieval.query")), None)
         if args is None:
             return ""
-        value = args["original"] if args["original"] is not None else args["replay"]
+        value = args["replay"] if args.get("absent") == "original" else args["original"]
         return "  " + _window(_json(value), 0)
-    fields = ", ".join(f["path"] for f in d["fields"][:4])
+    fields = ", ".join(safe(f["path"]) for f in d["fields"][:4])
     more = f" (+{len(d['fields']) - 4})" if len(d["fields"]) > 4 else ""
     return f"  [{fields}{more}]" if fields else ""
 
@@ -67,13 +89,13 @@ def render_text(report: dict[str, Any]) -> str:
     """The text report: both files, what changed in the run's inputs, the first divergence field by field, the rest one per line, counts."""
     o, r = report["original"], report["replay"]
     lines = [
-        f"original: {o['path']} ({o['format']}, {o['span_count']} spans)",
-        f"replay:   {r['path']} ({r['format']}, {r['span_count']} spans)",
+        f"original: {safe(o['path'])} ({o['format']}, {_spans(o['span_count'])})",
+        f"replay:   {safe(r['path'])} ({r['format']}, {_spans(r['span_count'])})",
     ]
     changes = report.get("run_changes") or []
     if changes:
         shown = "; ".join(
-            f"{c['path']} {_window(_json(c['original']), 0)} -> {_window(_json(c['replay']), 0)}" for c in changes if c["path"] != "input"
+            f"{safe(c['path'])} {_window(_json(c['original']), 0)} -> {_window(_json(c['replay']), 0)}" for c in changes if c["path"] != "input"
         )
         if any(c["path"] == "input" for c in changes):
             shown = (shown + "; " if shown else "") + "input differs"
@@ -83,11 +105,11 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("no divergence: the runs match on every semantic field")
         return "\n".join(lines) + "\n"
     lines.append("")
-    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {first['path']}")
+    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {safe(first['path'])}")
     lines.append(f"  original: {_side(first['original'])}    replay: {_side(first['replay'])}")
     for f in first["fields"]:
-        va, vb = pair_values(f["original"], f["replay"])
-        lines.append(f"  {f['path']}")
+        va, vb = pair_values(f)
+        lines.append(f"  {safe(f['path'])}")
         lines.append(f"    original: {va}")
         lines.append(f"    replay:   {vb}")
     rest = report["divergences"][1:]
@@ -95,7 +117,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append("then:")
         for d in rest:
-            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {d['path']}{_summary(d)}")
+            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {safe(d['path'])}{_summary(d)}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items()))
     n = len(report["divergences"])
     lines.append("")
