@@ -67,7 +67,7 @@ async def test_100k_rows_open_on_far_first_divergence() -> None:
         top = int(view.scroll_offset.y)
         assert top <= FIRST < top + view.scrollable_content_region.height
         line = "".join(s.text for s in view.render_line(FIRST - top))
-        assert line.lstrip().startswith(f"{FIRST} ~") and "args_mismatch" in line
+        assert line.lstrip().startswith(f"{FIRST}▶~") and "args_mismatch" in line  # ▶: the first divergence
         assert view.cached_lines < 200  # rendered a screenful, not 100k rows
         await pilot.press("n")
         assert view.cursor_row == FIRST + 5

@@ -87,3 +87,13 @@ def test_fold_wraps_at_spaces_and_keeps_newlines() -> None:
     assert [t.plain for t in fold(Text("a\n\nb"), 10)] == ["a", "", "b"]
     assert [t.plain for t in fold(Text("abcdefghij"), 4, max_lines=2)] == ["abcd", "efg…"]
     assert all(cell_len(t.plain) <= 6 for t in fold(Text("日本語のテキストです"), 6))
+
+
+def test_absent_is_a_dash_and_null_is_null_never_a_crash() -> None:
+    """ABSENT (no such field) formats as `—`, alone or nested; None (a recorded null) as `null`; nothing raises."""
+    from tracetui.core.compare import ABSENT
+    from tracetui.tui.formatting import full_text, one_line, to_json
+
+    assert one_line(ABSENT) == "—" and full_text(ABSENT) == ("—", 1)
+    assert one_line(None) == "null" and full_text(None) == ("null", 4)
+    assert to_json({"a": ABSENT, "b": [ABSENT, None]}) == '{"a":"(absent)","b":["(absent)",null]}'

@@ -73,7 +73,7 @@ async def test_unreadable_file_shows_error_panel_not_traceback(replay: str, side
         assert [m.side for m in messages if isinstance(m, LoadFailed)] == ["replay"]
         assert "load failed" in widget_text(app.query_one(StatusBar))
         await pilot.press("q")
-    assert app.return_code == 0
+    assert app.return_code == 2  # q after a load error: the CLI exits 2, like `tracetui diff` on a bad file
 
 
 async def test_error_panel_names_line_and_field(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:

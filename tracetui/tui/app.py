@@ -61,8 +61,14 @@ class TraceTuiApp(App[int]):
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit tracetui"),
         Binding("question_mark", "help", "Help", id="help", tooltip="This list of keys"),
         Binding("d", "toggle_detail", "Detail", id="toggle-detail", tooltip="Hide or show the detail pane"),
-        Binding("w", "show_issues", "Warnings", id="show-issues",
+        # Not in the footer (it would crowd out the others at 80 columns): the status line says
+        # "press w" when there are warnings, and the help lists it.
+        Binding("w", "show_issues", "Warnings", show=False, id="show-issues",
                 tooltip="Lines the readers skipped or doubted, with file and line"),
+        Binding("J,ctrl+down", "scroll_detail(1)", "Detail down", show=False, id="detail-scroll-down",
+                tooltip="Scroll the detail pane down a line (the list keeps the cursor)"),
+        Binding("K,ctrl+up", "scroll_detail(-1)", "Detail up", show=False, id="detail-scroll-up",
+                tooltip="Scroll the detail pane up a line"),
     ]
 
     def __init__(
@@ -208,14 +214,15 @@ class TraceTuiApp(App[int]):
     # -- actions ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Pane and warning keys only on the loaded main screen; load warnings only when there are some."""
-        if action in ("toggle_detail", "show_issues"):
+        """Pane and warning keys only on the loaded main screen (w too when there are no warnings: it says so)."""
+        if action in ("toggle_detail", "show_issues", "scroll_detail"):
             if self.diff is None or self.screen is not self.screen_stack[0]:
                 return False
-        if action == "show_issues":
-            assert self.diff is not None
-            return bool(self.diff.original.issues or self.diff.replay.issues)
         return True
+
+    async def action_quit(self) -> None:
+        """Quit; the return code is 2 after a load error (what the CLI exits with), else 0."""
+        self.exit(return_code=2 if self.load_error is not None else 0)
 
     def action_help(self) -> None:
         """Show every active key, generated from the bindings of the current screen."""
@@ -226,6 +233,10 @@ class TraceTuiApp(App[int]):
     def action_toggle_detail(self) -> None:
         """Hide or show the detail pane (more rows on small terminals)."""
         self._main(SpanDetail).toggle_class("-hidden")
+
+    def action_scroll_detail(self, lines: int) -> None:
+        """Scroll the detail pane ``lines`` lines (negative: up); the aligned view keeps focus and cursor."""
+        self._main(SpanDetail).scroll_relative(y=lines, animate=False, immediate=True)
 
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""

@@ -16,9 +16,13 @@ import orjson
 from rich.cells import cell_len, set_cell_size
 
 from tracetui.core.canonical import parse_json_string
+from tracetui.core.compare import ABSENT
 from tracetui.core.model import Span, SpanKind
 
 ELLIPSIS = "…"
+
+ABSENT_TEXT = "—"
+"""How a field one side does not have (``tracetui.core.compare.ABSENT``) is drawn; a recorded null is ``null``."""
 
 
 def _control_table(newlines: bool) -> dict[int, str]:
@@ -61,13 +65,21 @@ def visible(text: str, *, newlines: bool = False) -> str:
 
 
 def _default(obj: Any) -> Any:
+    if obj is ABSENT:
+        return "(absent)"
     if isinstance(obj, (set, frozenset, tuple)):
         return list(obj)
     return str(obj)
 
 
 def to_json(value: Any, *, pretty: bool = False) -> str:
-    """JSON text of a value (orjson; non-JSON objects via ``str``), not yet made visible."""
+    """JSON text of a value (orjson; non-JSON objects via ``str``), not yet made visible.
+
+    ``ABSENT`` (a field one side does not have) is not JSON: alone it gives
+    ``ABSENT_TEXT``, nested in a container the string ``"(absent)"``. Never raises.
+    """
+    if value is ABSENT:
+        return ABSENT_TEXT
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
     try:
         return orjson.dumps(value, option=option, default=_default).decode()
@@ -84,7 +96,7 @@ def one_line(value: Any, limit: int = 240) -> str:
     """A value as one line of compact JSON, made visible and clipped to ``limit`` characters.
 
     Strings keep their JSON quotes so ``"1"`` and ``1`` stay distinguishable;
-    ``None`` shows as ``null``.
+    ``None`` (a recorded null) shows as ``null``, ``ABSENT`` (no such field) as ``—``.
     """
     if isinstance(value, str) and len(value) > limit * 4:
         value = value[: limit * 4]  # don't encode megabytes to show a line
@@ -107,6 +119,8 @@ def full_text(value: Any, limit: int = 50_000) -> tuple[str, int]:
         ``(text, total)``: the display text (at most ``limit`` characters) and the
         full length in characters, so the caller can say what was left out.
     """
+    if value is ABSENT:
+        return ABSENT_TEXT, len(ABSENT_TEXT)
     parsed = parse_json_string(value)
     if isinstance(parsed, str) and "\n" in parsed:
         text = parsed  # prose (prompts, answers): its own line breaks read better than \n escapes

@@ -11,30 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tracetui.core.canonical import canonicalize
-from tracetui.core.compare import semantic_fields, volatile_fields
+from tracetui.core.compare import ABSENT, semantic_fields, volatile_fields
 from tracetui.core.model import Span
 from tracetui.tui.widgets.aligned_view import row_category
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
 
-
-class _Absent:
-    """A field one side does not have (shown as ``—``, unlike a recorded ``null``)."""
-
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
-"""Value of a field missing on one side."""
 
 DIVERGENCE_HELP: Mapping[str, str] = {
     "unrecorded_call": "the replay made a call the recording has no match for",
@@ -49,6 +32,9 @@ DIVERGENCE_HELP: Mapping[str, str] = {
 }
 """One-line meaning of each divergence type (docs/format.md, comparison policy)."""
 
+__all__ = ["ABSENT", "DIVERGENCE_HELP", "FieldRow", "PairFields", "pair_fields"]
+
+
 
 @dataclass(frozen=True, slots=True)
 class FieldRow:
@@ -57,8 +43,9 @@ class FieldRow:
     Attributes:
         path: Field path as ``tracetui.core.compare`` names it (``arguments``,
             ``output.slots[0]``).
-        original: The original's value, or ``ABSENT``.
-        replay: The replay's value, or ``ABSENT``.
+        original: The original's value; ``ABSENT`` (``tracetui.core.compare``)
+            when that side has no such field, ``None`` for a recorded null.
+        replay: The replay's value, likewise.
         changed: The row's divergence names this field (or a field inside it).
     """
 

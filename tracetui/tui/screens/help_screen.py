@@ -10,9 +10,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tracetui.tui.pair_fields import DIVERGENCE_HELP
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -26,7 +28,8 @@ class KeyHelp:
     Attributes:
         keys: Key names as the footer shows them (``j``, ``↓``).
         description: What the action does (the binding's tooltip, else its description).
-        binding_id: The binding's id, for ``App.set_keymap`` (empty when it has none).
+        binding_id: The binding's id, for ``App.set_keymap`` (empty when it has none;
+            not shown to the user).
     """
 
     keys: tuple[str, ...]
@@ -37,6 +40,9 @@ class KeyHelp:
 def collect_key_help(app: App[object], bindings: Mapping[str, ActiveBinding]) -> list[KeyHelp]:
     """Group active bindings by action: one ``KeyHelp`` per action, keys in binding order.
 
+    Only tracetui's own keys are listed (those with a binding id); Textual's
+    built-in ones (tab, ctrl+c, ctrl+q) are left out.
+
     Args:
         app: The app (formats keys with ``get_key_display``).
         bindings: ``Screen.active_bindings`` of the screen the help is about.
@@ -45,8 +51,8 @@ def collect_key_help(app: App[object], bindings: Mapping[str, ActiveBinding]) ->
     ids: dict[tuple[str, str], str] = {}
     for active in bindings.values():
         binding = active.binding
-        if not binding.description:
-            continue
+        if not binding.description or not binding.id:
+            continue  # Textual's own keys (tab, ctrl+q...) carry no id; every tracetui key has one
         group = (binding.action, binding.tooltip or binding.description)
         grouped.setdefault(group, []).append(app.get_key_display(binding))
         if not ids.get(group):
@@ -54,8 +60,47 @@ def collect_key_help(app: App[object], bindings: Mapping[str, ActiveBinding]) ->
     return [KeyHelp(tuple(dict.fromkeys(keys)), group[1], ids[group]) for group, keys in grouped.items()]
 
 
+MARKS_LEGEND: tuple[tuple[str, str], ...] = (
+    ("~", "changed: both runs have this span, but its compared fields differ"),
+    ("+", "only in the replay"),
+    ("-", "only in the original"),
+    ("▶", "the first divergence: where the replay first went another way (its type is highlighted)"),
+)
+"""Gutter marks of the aligned view (``aligned_view.MARKS``, ``FIRST_MARK``)."""
+
+DETAIL_LEGEND: tuple[tuple[str, str], ...] = (
+    ("Δ", "a value that changed inside a field (its path names where)"),
+    ("~", "a compared field whose value differs"),
+    ("—", "this side has no such field (null is a recorded null)"),
+)
+"""Marks of the detail pane and the full pair screen."""
+
+
+def legend() -> Text:
+    """What the marks and the divergence type names mean, as ``Text`` (no markup)."""
+    text = Text()
+
+    def section(title: str, rows: Iterable[tuple[str, str]], width: int) -> None:
+        if text:
+            text.append("\n\n")
+        text.append(title, "bold")
+        for mark, meaning in rows:
+            text.append("\n  ")
+            text.append(f"{mark:<{width}}", "bold")
+            text.append(f"  {meaning}")
+
+    section("row marks", MARKS_LEGEND, 1)
+    section("detail pane", DETAIL_LEGEND, 1)
+    width = max(len(name) for name in DIVERGENCE_HELP)
+    section("divergence types", DIVERGENCE_HELP.items(), width)
+    return text
+
+
 class HelpScreen(ModalScreen[None]):
-    """Modal list of keys, descriptions and binding ids; any of escape, q or ? closes it."""
+    """Modal list of keys with what they do, then a legend of marks and divergence types; escape, q or ? closes it.
+
+    Binding ids stay on the bindings (for ``App.set_keymap``) but are not shown here.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "close", "Close", id="close-help"),
@@ -70,13 +115,14 @@ class HelpScreen(ModalScreen[None]):
         table = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False)
         table.add_column("keys", no_wrap=True)
         table.add_column("action")
-        table.add_column("binding id", style="dim", no_wrap=True)
         for entry in self.entries:
-            table.add_row(Text(" ".join(entry.keys), style="bold"), Text(entry.description), Text(entry.binding_id))
+            table.add_row(Text(" ".join(entry.keys), style="bold"), Text(entry.description))
         with Vertical(id="help-box"):
             yield Static(Text("tracetui keys"), id="help-title")
-            yield Static(table, id="help-table")
-            yield Static(Text("ids remap keys with App.set_keymap · escape closes"), id="help-hint")
+            with VerticalScroll(id="help-body"):
+                yield Static(table, id="help-table")
+                yield Static(legend(), id="help-legend")
+            yield Static(Text("↑ ↓ scroll · escape closes"), id="help-hint")
 
     def action_close(self) -> None:
         """Close the help."""

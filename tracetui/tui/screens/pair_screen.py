@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.tui.formatting import format_duration, full_text, span_label, visible
+from tracetui.tui.formatting import ABSENT_TEXT, format_duration, full_text, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
@@ -156,10 +156,11 @@ class PairBody(TextLines, can_focus=True, inherit_bindings=False):
         else:
             lt = [Text(line, value_style) for line in left.split("\n")]
             rt = [Text(line, value_style) for line in right.split("\n")]
+        # No such field on that side (a recorded null shows as ``null``).
         if fr.original is ABSENT:
-            lt = [Text("—", muted)]
+            lt = [Text(ABSENT_TEXT, muted)]
         if fr.replay is ABSENT:
-            rt = [Text("—", muted)]
+            rt = [Text(ABSENT_TEXT, muted)]
         for lines, total in ((lt, left_total), (rt, right_total)):
             if total > FULL_LIMIT:
                 lines.append(Text(f"… {total - FULL_LIMIT:,} more characters not shown ({total:,} in all)", muted))
@@ -174,6 +175,7 @@ class PairScreen(Screen[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Back", id="close-pair", tooltip="Back to the aligned view, cursor on this row"),
+        Binding("f", "first", "First div", id="pair-first-divergence", tooltip="Show the first divergent pair"),
         Binding("n", "step(1)", "Next div", id="pair-next-divergence", tooltip="Show the next divergent pair"),
         Binding("p", "step(-1)", "Prev div", id="pair-previous-divergence", tooltip="Show the previous divergent pair"),
     ]
@@ -202,6 +204,15 @@ class PairScreen(Screen[int]):
     def action_close(self) -> None:
         """Back to the aligned view, its cursor on the row shown here."""
         self.dismiss(self.row)
+
+    def action_first(self) -> None:
+        """Show the first divergence (``TraceDiff.first``); bell when the traces agree."""
+        first = self._diff.first
+        if first is None:
+            self.app.bell()
+            return
+        self.row = first.row
+        self._show()
 
     def action_step(self, direction: int) -> None:
         """Show the next (1) or previous (-1) divergent row."""
@@ -253,7 +264,7 @@ def _span_line(span: Span | None) -> Text:
 
 def _cell(value: Any, path: str) -> tuple[str, int]:
     if value is ABSENT:
-        return "—", 1
+        return ABSENT_TEXT, len(ABSENT_TEXT)
     if path == "duration_ns" and isinstance(value, int):
         return format_duration(value), 1
     return full_text(value, FULL_LIMIT)

@@ -7,8 +7,9 @@ touches, so it opens 100k rows as fast as 10.
 
 Row layout (cells)::
 
-    NNN M original-side-label............ │ replay-side-label............. divergence_type
-    row mark (~ changed, + replay only, - original only, blank equal)
+    NNN▶M original-side-label............ │ replay-side-label............. divergence_type
+    row mark (~ changed, + replay only, - original only, blank equal);
+    ▶ only on the first divergence's row
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ EQUAL, CHANGED, EXTRA, MISSING = "equal", "changed", "extra", "missing"
 
 MARKS = {EQUAL: " ", CHANGED: "~", EXTRA: "+", MISSING: "-"}
 """Gutter mark of each row category."""
+
+FIRST_MARK = "▶"
+"""Drawn between the row number and the mark of the first divergence's row, so it stands out from the others."""
 
 
 class ColumnLayout(NamedTuple):
@@ -151,6 +155,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "first_divergence", "First div", id="first-divergence",
+                tooltip="Cursor to the first divergence (where the replay first went another way)"),
         Binding("n", "next_divergence", "Next div", id="next-divergence", tooltip="Cursor to the next divergent row"),
         Binding("p", "previous_divergence", "Prev div", id="previous-divergence",
                 tooltip="Cursor to the previous divergent row"),
@@ -263,6 +269,13 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         """Cursor to the last row."""
         self.cursor_row = self.row_count - 1
 
+    def action_first_divergence(self) -> None:
+        """Cursor to the first divergence (``TraceDiff.first``); bell when the traces agree."""
+        if self._first_row is None:
+            self.app.bell()
+            return
+        self.cursor_row = self._first_row
+
     def action_next_divergence(self) -> None:
         """Cursor to the next divergent row below the cursor; bell at the last one."""
         i = bisect_right(self._divergent, self.cursor_row)
@@ -315,7 +328,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
                 part = name.removeprefix("aligned-view--")
                 palette[f"bg:{part}"] = Style(bgcolor=full.bgcolor)
                 palette[f"fg:{part}"] = Style(
-                    color=full.color, bold=full.bold, italic=full.italic, underline=full.underline, dim=full.dim
+                    color=None if part == "first" else full.color,  # --first only restyles the row's own colour
+                    bold=full.bold, italic=full.italic, underline=full.underline, dim=full.dim, reverse=full.reverse,
                 )
             self._palette = palette
         return self._palette
@@ -353,8 +367,10 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             line = line + st["bg:cursor"] + st["fg:cursor"]
         accent = line + st[f"fg:{category}"] if category != EQUAL else line
 
+        is_first = row == self._first_row
         segments = [
-            Segment(f"{row:>{layout.number}} ", line + st["fg:number"]),
+            Segment(f"{row:>{layout.number}}", line + st["fg:number"]),
+            Segment(FIRST_MARK, accent + Style(bold=True)) if is_first else Segment(" ", line),
             Segment(MARKS[category], accent + Style(bold=True)),
             Segment(" ", line),
         ]
@@ -366,7 +382,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         segments += self._side(replay, aligned.depth, layout.side, line, label_tint)
         if layout.kind:
             name = divergence.type.value if divergence is not None else ""
-            style = accent + st["fg:first"] if row == self._first_row else accent
+            style = accent + st["fg:first"] if is_first else accent
             segments.append(Segment(" ", line))
             segments.append(Segment(fit(name, layout.kind), style))
         if layout.trailing:

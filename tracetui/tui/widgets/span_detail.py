@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.style import Style
 from rich.text import Text
 
-from tracetui.tui.formatting import ELLIPSIS, format_duration, one_line, span_label, visible
+from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
@@ -161,8 +161,8 @@ def _side_title(side: str, span: Span | None, style: Style) -> Text:
 
 
 def _value(value: Any, path: str, muted: Style, style: Style, limit: int) -> Text:
-    if value is ABSENT:
-        return Text("—", muted)
+    if value is ABSENT:  # no such field on this side; a recorded null shows as ``null``
+        return Text(ABSENT_TEXT, muted)
     if path == "duration_ns" and isinstance(value, int):
         return Text(format_duration(value), style)
     return Text(one_line(value, limit), style)
@@ -173,7 +173,9 @@ def _changed_values(a: Any, b: Any, limit: int, style: Style) -> tuple[Text, Tex
 
     A long prompt that differs in its last sentence would otherwise show two
     identical-looking prefixes; here both start ``CONTEXT`` characters before
-    the first differing character, and the differing tail is bold.
+    the first differing character, and the differing tail is bold. Each side
+    is at most ``limit`` characters, and ends with ``…`` when it was cut
+    (as unchanged values do).
     """
     sa, sb = one_line(a, 20 * limit), one_line(b, 20 * limit)
     same = 0
@@ -188,6 +190,10 @@ def _changed_values(a: Any, b: Any, limit: int, style: Style) -> tuple[Text, Tex
         if start:
             text.append(ELLIPSIS)
         text.append(s[start:same])
-        text.append(s[same : same + limit], Style(bold=True))
+        room = max(1, limit - len(text))
+        tail = s[same:]
+        if len(tail) > room:
+            tail = tail[: room - 1] + ELLIPSIS
+        text.append(tail, Style(bold=True))
         out.append(text)
     return out[0], out[1]

@@ -102,11 +102,18 @@ class StatusBar(Static):
         self.show_row(self._row)
 
     def show_row(self, row: int) -> None:
-        """Add the cursor position (``row 12/340``) to the summary."""
+        """Add the cursor position to the summary: ``row 12 of 340``.
+
+        ``row`` is 0-based, like the numbers in the aligned view and in
+        ``tracetui diff``; the count after ``of`` is the number of rows. Nothing
+        is added when there are no rows.
+        """
         self._row = row
         if self._diff is None:
             return
         text = self._base.copy()
-        text.append(SEP, self._style("muted"))
-        text.append(f"row {row:,}/{len(self._diff.rows) - 1:,}", self._style("muted"))
+        count = len(self._diff.rows)
+        if count:
+            text.append(SEP, self._style("muted"))
+            text.append(f"row {row:,} of {count:,}", self._style("muted"))
         self.update(text, layout=False)  # one line, always: no layout pass per cursor move
