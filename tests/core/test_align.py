@@ -302,3 +302,15 @@ def test_same_key_flags_say_which_pairs_have_equal_keys() -> None:
     assert 0 < sum(same) < len(rows)
     # Depth-first: a row's depth is at most one more than the row before it.
     assert all(r.depth <= p.depth + 1 for p, r in zip(rows, rows[1:]))
+
+
+def test_single_roots_of_one_kind_pair_even_when_renamed() -> None:
+    """A run's one root pairs with the replay's one root of the same kind, renamed or not; the tree below stays paired."""
+    a = TraceBuilder("o")
+    root = a.add("agent", "invoke_agent billing-agent")
+    a.add("tool", "lookup", parent=root, tool_name="lookup", arguments={"id": 1})
+    b = TraceBuilder("r")
+    root_b = b.add("agent", "invoke_agent billing-agent-v2")
+    b.add("tool", "lookup", parent=root_b, tool_name="lookup", arguments={"id": 1})
+    rows = align(a.spans, b.spans)
+    assert [(r.original, r.replay) for r in rows] == [(0, 0), (1, 1)]

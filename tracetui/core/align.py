@@ -352,7 +352,13 @@ def _walk(a: _Side, b: _Side, intern: dict[Hashable, int]) -> tuple[list[Aligned
     achild, bchild = achildren.__getitem__, bchildren.__getitem__
     akey, bkey = a.keys.__getitem__, b.keys.__getitem__
     row = AlignedRow
-    stack = [(iter(_align_lists(a.roots, b.roots, a, b, intern)), 0)]
+    if len(a.roots) == 1 and len(b.roots) == 1 and a.spans[a.roots[0]].kind is b.spans[b.roots[0]].kind:
+        # One root each, of one kind: both are the run's entry point, whatever it is named
+        # (a renamed agent must not make the whole run one-sided).
+        roots: list[_Pair] = [(a.roots[0], b.roots[0])]
+    else:
+        roots = _align_lists(a.roots, b.roots, a, b, intern)
+    stack = [(iter(roots), 0)]
     while stack:
         it, depth = stack[-1]
         for o, r in it:
