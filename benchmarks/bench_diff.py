@@ -45,7 +45,8 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracetui.core.align import _matching_blocks, align, align_with_same_keys, span_key  # noqa: E402
+from tracetui.core.align import MAX_D, align, align_with_same_keys, span_key  # noqa: E402
+from tracetui.core.lcs import matching_blocks  # noqa: E402
 from tracetui.core.diff import _diff_rows, diff_traces  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
 
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     def flat_lcs(x: Any, y: Any) -> float:
         """Median time of the LCS of the two runs' key sequences, flat in seq order."""
         kx, ky = [span_key(s) for s in x.spans], [span_key(s) for s in y.spans]
-        return median_of(args.repeat, lambda: timed(lambda: _matching_blocks(kx, ky))[0])
+        return median_of(args.repeat, lambda: timed(lambda: matching_blocks(kx, ky, MAX_D))[0])
 
     a_l = read_trace(orig)
     b_s = read_trace(rep)

@@ -13,15 +13,12 @@ fields) and canonicalised (``tracetui.core.canonical``) only when that fails, so
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-from enum import Enum
 from itertools import count
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-import orjson
-
-from tracetui.core.canonical import canonicalize
+from tracetui.core.changes import ABSENT, MAX_FIELDS, DivergenceType, FieldChange
 from tracetui.core.model import Span, SpanKind
+from tracetui.core.values import BYTES, IDS, VALUE, diff_field, iter_equal, strict_same
 
 __all__ = [
     "ABSENT",
@@ -37,76 +34,6 @@ __all__ = [
 ]
 
 
-class DivergenceType(str, Enum):
-    """What differs between an original span and its replay (docs/format.md)."""
-
-    UNRECORDED_CALL = "unrecorded_call"
-    """A tool or retrieval call only in the replay: the recording has no match."""
-    MISSING_CALL = "missing_call"
-    """A tool or retrieval call only in the original: the replay never made it."""
-    ARGS_MISMATCH = "args_mismatch"
-    """Tool/retrieval/memory inputs differ (arguments, effect, version, query...)."""
-    OUTPUT_MISMATCH = "output_mismatch"
-    """Tool/retrieval/memory/agent outputs differ."""
-    STATUS_MISMATCH = "status_mismatch"
-    """``status`` or ``error_type`` differ."""
-    INPUT_MISMATCH = "input_mismatch"
-    """LLM inputs (model, params, messages...) or agent/other input differ."""
-    DECISION_MISMATCH = "decision_mismatch"
-    """An LLM answered differently to equal inputs, or a decision span differs."""
-    EXTRA_SPAN = "extra_span"
-    """A span of another kind only in the replay."""
-    MISSING_SPAN = "missing_span"
-    """A span of another kind only in the original."""
-
-
-class _Absent:
-    """The value of a field one side does not have at all — not a recorded ``null``."""
-
-    __slots__ = ()
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
-"""Stands for a field (or key, or list item) missing on one side of a ``FieldChange``."""
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One semantic field that differs between the two sides of a pair.
-
-    Attributes:
-        path: Where, down to the differing leaf: ``status``,
-            ``tool.arguments.customer_id``, ``llm.messages[2].content``,
-            ``tool.output["odd key"]``. The first segment is the span kind's
-            section (or a common field).
-        original: The original side's value (canonical form); ``ABSENT`` when
-            that side has no such field, key or item (``None`` is a recorded null).
-        replay: The replay side's value, likewise.
-    """
-
-    path: str
-    original: Any
-    replay: Any
-
-
-MAX_FIELDS = 20
-"""Most ``FieldChange``s reported for one pair; values themselves are never cut."""
-
 INPUT, STATUS, OUTPUT = 0, 1, 2
 """Sides of a field: where its divergence sits in execution order (see diff.py)."""
 
@@ -116,61 +43,55 @@ _IN = DivergenceType.INPUT_MISMATCH
 _DEC = DivergenceType.DECISION_MISMATCH
 _STAT = DivergenceType.STATUS_MISMATCH
 
-# Field flags (how "equal" is decided; docs/format.md "Canonical arguments"):
-# _BYTES: arguments-like values (small), equal when their canonical JSON bytes
-#   are, so ``true``, ``1``, ``1.0`` and ``"1"`` all differ.
-# _VALUE: equal when ``==`` holds after canonicalisation (numbers by value, as
-#   Python compares them: 1 == 1.0 == true); used for outputs, messages and
-#   the other fields, which can be 40 KB, so an equal pair costs one C-level ``==``.
-# _IDS: like _VALUE, after dropping provider-minted ids inside messages.
-_VALUE, _BYTES, _IDS = 0, 1, 2
+_Field = tuple[str, int, DivergenceType, int]
+"""(field name, side INPUT/OUTPUT, divergence type, equality flag)."""
 
 _POLICY: dict[SpanKind, tuple[_Field, ...]] = {
     SpanKind.TOOL: (
-        ("tool_name", INPUT, _ARGS, _VALUE),
-        ("arguments", INPUT, _ARGS, _BYTES),
-        ("effect", INPUT, _ARGS, _VALUE),
-        ("tool_version", INPUT, _ARGS, _VALUE),
-        ("output", OUTPUT, _OUT, _VALUE),
-        ("output_truncated", OUTPUT, _OUT, _VALUE),
+        ("tool_name", INPUT, _ARGS, VALUE),
+        ("arguments", INPUT, _ARGS, BYTES),
+        ("effect", INPUT, _ARGS, VALUE),
+        ("tool_version", INPUT, _ARGS, VALUE),
+        ("output", OUTPUT, _OUT, VALUE),
+        ("output_truncated", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.RETRIEVAL: (
-        ("index", INPUT, _ARGS, _VALUE),
-        ("index_version", INPUT, _ARGS, _VALUE),
-        ("query", INPUT, _ARGS, _BYTES),
-        ("top_k", INPUT, _ARGS, _VALUE),
-        ("filters", INPUT, _ARGS, _BYTES),
-        ("documents", OUTPUT, _OUT, _VALUE),
+        ("index", INPUT, _ARGS, VALUE),
+        ("index_version", INPUT, _ARGS, VALUE),
+        ("query", INPUT, _ARGS, BYTES),
+        ("top_k", INPUT, _ARGS, VALUE),
+        ("filters", INPUT, _ARGS, BYTES),
+        ("documents", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.LLM: (
-        ("model", INPUT, _IN, _VALUE),
-        ("provider", INPUT, _IN, _VALUE),
-        ("prompt_id", INPUT, _IN, _VALUE),
-        ("prompt_version", INPUT, _IN, _VALUE),
-        ("params", INPUT, _IN, _VALUE),
-        ("messages", INPUT, _IN, _IDS),
-        ("tool_schemas_hash", INPUT, _IN, _VALUE),
-        ("output", OUTPUT, _DEC, _IDS),
-        ("finish_reason", OUTPUT, _DEC, _VALUE),
+        ("model", INPUT, _IN, VALUE),
+        ("provider", INPUT, _IN, VALUE),
+        ("prompt_id", INPUT, _IN, VALUE),
+        ("prompt_version", INPUT, _IN, VALUE),
+        ("params", INPUT, _IN, VALUE),
+        ("messages", INPUT, _IN, IDS),
+        ("tool_schemas_hash", INPUT, _IN, VALUE),
+        ("output", OUTPUT, _DEC, IDS),
+        ("finish_reason", OUTPUT, _DEC, VALUE),
     ),
     SpanKind.DECISION: (
-        ("decision", OUTPUT, _DEC, _VALUE),
-        ("value", OUTPUT, _DEC, _BYTES),
-        ("options", OUTPUT, _DEC, _BYTES),
+        ("decision", OUTPUT, _DEC, VALUE),
+        ("value", OUTPUT, _DEC, BYTES),
+        ("options", OUTPUT, _DEC, BYTES),
     ),
     SpanKind.MEMORY: (
-        ("operation", INPUT, _ARGS, _VALUE),
-        ("key", INPUT, _ARGS, _BYTES),
-        ("query", INPUT, _ARGS, _BYTES),
-        ("value", OUTPUT, _OUT, _VALUE),
+        ("operation", INPUT, _ARGS, VALUE),
+        ("key", INPUT, _ARGS, BYTES),
+        ("query", INPUT, _ARGS, BYTES),
+        ("value", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.AGENT: (
-        ("input", INPUT, _IN, _VALUE),
-        ("output", OUTPUT, _OUT, _VALUE),
+        ("input", INPUT, _IN, VALUE),
+        ("output", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.OTHER: (
-        ("input", INPUT, _IN, _VALUE),
-        ("output", OUTPUT, _OUT, _VALUE),
+        ("input", INPUT, _IN, VALUE),
+        ("output", OUTPUT, _OUT, VALUE),
     ),
 }
 
@@ -201,7 +122,7 @@ def _fast_spec(fields: tuple[_Field, ...], skip: frozenset[str]) -> tuple[Callab
         getter: Callable[[Any], tuple[Any, ...]] = lambda d: (d[one],)  # noqa: E731
     else:
         getter = operator.itemgetter(*names)
-    return getter, names, tuple(i for i, n in enumerate(names) if flags[n] == _BYTES)
+    return getter, names, tuple(i for i, n in enumerate(names) if flags[n] == BYTES)
 
 
 _GET_KINDS: set[SpanKind] = set()
@@ -214,7 +135,6 @@ _FAST = {
     kind: (_fast_spec(fields, frozenset()), _fast_spec(fields, KEY_FIELDS.get(kind, frozenset())))
     for kind, fields in _POLICY.items()
 }
-_CONTAINERS = (dict, list)
 
 VOLATILE_FIELDS: frozenset[str] = frozenset({
     "span_id", "parent_id", "trace_id", "seq", "start_ns", "end_ns", "duration_ns", "attributes",
@@ -230,9 +150,6 @@ unknown key in the kind's section) is not compared either; ``volatile_fields``
 returns those too, for display.
 """
 
-_dumps = orjson.dumps
-_DUMP_OPT = orjson.OPT_NON_STR_KEYS
-_SORT_OPT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def field_side(dtype: DivergenceType) -> int:
@@ -283,28 +200,10 @@ def _deep_fallback(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[Field
             continue
         for name, path, dtype, _flags in group:
             x, y = a.data.get(name), b.data.get(name)
-            if not _iter_equal(x, y):
+            if not iter_equal(x, y):
                 changes.append(FieldChange(path, x, y))
                 primary = primary or dtype
     return primary, tuple(changes[:MAX_FIELDS])
-
-
-def _iter_equal(x: Any, y: Any) -> bool:
-    """Structural ``==`` of two JSON values without recursion."""
-    stack = [(x, y)]
-    while stack:
-        u, v = stack.pop()
-        if isinstance(u, dict) and isinstance(v, dict):
-            if u.keys() != v.keys():
-                return False
-            stack.extend((u[k], v[k]) for k in u)
-        elif isinstance(u, list) and isinstance(v, list):
-            if len(u) != len(v):
-                return False
-            stack.extend(zip(u, v))
-        elif isinstance(u, (dict, list)) or isinstance(v, (dict, list)) or u != v:
-            return False
-    return True
 
 
 def compare_pair(a: Span, b: Span, same_key: bool) -> tuple[DivergenceType | None, tuple[FieldChange, ...]]:
@@ -336,7 +235,7 @@ def screen_pairs(
     row): kind, ``status`` and ``error_type`` compared first, then the kind's
     semantic values (minus the key fields when ``same_key``) fetched by one
     C-level ``itemgetter`` per side and compared with one ``==``, plus exact
-    type checks of the ``_BYTES`` fields left. 100k equal pairs: 0.32 s, most
+    type checks of the ``BYTES`` fields left. 100k equal pairs: 0.32 s, most
     of it the ``==`` of the values themselves, against 0.54 s with a
     ``compare_pair`` call per row (benchmarks/bench_diff.py data).
 
@@ -355,7 +254,7 @@ def screen_pairs(
     flag = out.append
     fast = _FAST
     get_kinds = _GET_KINDS
-    strict = _strict_same
+    strict = strict_same
     for k, o, r, same in zip(count(), original_index, replay_index, same_key):
         if o is None or r is None:
             flag(k)
@@ -404,7 +303,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         changes.append(FieldChange("kind", kind.value, b.kind.value))
         primary = _IN if kind in (SpanKind.LLM, SpanKind.AGENT, SpanKind.OTHER) else _ARGS
     for name, path, dtype, flags in ins:
-        if _diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        if diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if a.status is not b.status:
         changes.append(FieldChange("status", a.status.value, b.status.value))
@@ -415,7 +314,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         if primary is None:
             primary = _STAT
     for name, path, dtype, flags in outs:
-        if _diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        if diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if primary is None:
         return None, ()
@@ -485,130 +384,3 @@ def one_sided_fields(span: Span, *, original: bool) -> tuple[FieldChange, ...]:
     if original:
         return tuple(FieldChange(p, v, ABSENT) for p, v in items)
     return tuple(FieldChange(p, ABSENT, v) for p, v in items)
-
-
-# -- value comparison ---------------------------------------------------------
-
-
-def _same_bytes(x: Any, y: Any) -> bool:
-    """Exact equality of two ``==``-equal containers: same canonical JSON bytes."""
-    try:
-        if _dumps(x, option=_DUMP_OPT) == _dumps(y, option=_DUMP_OPT):
-            return True
-        return _dumps(canonicalize(x), option=_SORT_OPT) == _dumps(canonicalize(y), option=_SORT_OPT)
-    except TypeError:  # not JSON (a caller built spans by hand): trust ==
-        return True
-
-
-def _equal(x: Any, y: Any, flags: int) -> bool:
-    """Equality of two raw field values under the field's flag (see ``_VALUE``...)."""
-    if x is y:
-        return True
-    if x != y:
-        return False
-    return flags != _BYTES or _strict_same(x, y)
-
-
-def _strict_same(x: Any, y: Any) -> bool:
-    """For ``==``-equal values: also the same JSON types all the way down."""
-    if type(x) is not type(y):
-        return False
-    if type(x) in _CONTAINERS:
-        return _same_bytes(x, y)
-    return True
-
-
-def _diff_field(path: str, x: Any, y: Any, flags: int, out: list[FieldChange]) -> bool:
-    """Append the leaf changes between two raw values of one field; True if they differ.
-
-    Cheap equality first; then drops volatile message ids (``_IDS``),
-    canonicalises (JSON strings parsed, key order ignored) and walks both.
-    """
-    if x is ABSENT or y is ABSENT:
-        # A field recorded as null equals one not recorded; anything else against a missing field differs whole.
-        if (x if y is ABSENT else y) in (None, ABSENT):
-            return False
-        out.append(FieldChange(path, x, y))
-        return True
-    if _equal(x, y, flags):
-        return False
-    if flags == _IDS:
-        x = _strip_ids(x)
-        y = _strip_ids(y)
-        if _equal(x, y, flags):
-            return False
-    try:
-        cx = canonicalize(x)
-        cy = canonicalize(y)
-    except RecursionError:  # JSON nested ~1000 deep: compare as recorded
-        cx, cy = x, y
-    if _equal(cx, cy, flags):
-        return False
-    before = len(out)
-    _walk(path, cx, cy, out, flags == _BYTES)
-    if len(out) == before:  # equal leaf by leaf yet not byte-equal: report the field whole
-        out.append(FieldChange(path, cx, cy))
-    return True
-
-
-def _strip_ids(value: Any) -> Any:
-    """A message or list of messages without ``tool_call_id`` and ``tool_calls[].id``."""
-    if isinstance(value, list):
-        return [_strip_message(m) for m in value]
-    return _strip_message(value)
-
-
-def _strip_message(m: Any) -> Any:
-    if not isinstance(m, Mapping):
-        return m
-    if "tool_call_id" not in m and "tool_calls" not in m:
-        return m
-    out = {k: v for k, v in m.items() if k != "tool_call_id"}
-    calls = out.get("tool_calls")
-    if isinstance(calls, list):
-        out["tool_calls"] = [
-            {k: v for k, v in c.items() if k != "id"} if isinstance(c, Mapping) else c for c in calls
-        ]
-    return out
-
-
-def _key_path(path: str, key: Any) -> str:
-    k = str(key)
-    if k.isidentifier():
-        return f"{path}.{k}"
-    return f"{path}[{orjson.dumps(k).decode()}]"
-
-
-def _walk(path: str, x: Any, y: Any, out: list[FieldChange], strict: bool) -> None:
-    """Append ``FieldChange``s for the differing leaves of two canonical values.
-
-    Iterative (JSON nesting can be deep); stops at ``MAX_FIELDS`` entries in
-    ``out``. Dicts are walked by key (original's order, then keys only in the
-    replay), lists by index; a missing side is None. Leaves differ when their
-    values differ, and with ``strict`` also when their JSON types do.
-    """
-    stack: list[tuple[str, Any, Any]] = [(path, x, y)]
-    while stack:
-        if len(out) >= MAX_FIELDS:
-            return
-        p, u, v = stack.pop()
-        if isinstance(u, dict) and isinstance(v, dict):
-            keys = list(u)
-            keys.extend(k for k in v if k not in u)
-            # Push in reverse so the walk reports in document order.
-            for k in reversed(keys):
-                a = u.get(k, ABSENT)
-                b = v.get(k, ABSENT)
-                if k in u and k in v and a == b and (not strict or _strict_same(a, b)):
-                    continue
-                stack.append((_key_path(p, k), a, b))
-        elif isinstance(u, list) and isinstance(v, list):
-            nu, nv = len(u), len(v)
-            for i in reversed(range(max(nu, nv))):
-                a = u[i] if i < nu else ABSENT
-                b = v[i] if i < nv else ABSENT
-                if i < nu and i < nv and a == b and (not strict or _strict_same(a, b)):
-                    continue
-                stack.append((f"{p}[{i}]", a, b))
-        elif u != v or (strict and type(u) is not type(v)):
-            out.append(FieldChange(p, u, v))

@@ -1,0 +1,20 @@
+"""The benchmark scripts stay runnable (figures are printed by them, never asserted here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_diff_runs_on_a_small_pair(tmp_path: Path) -> None:
+    """`benchmarks/bench_diff.py` builds a small synthetic pair and prints its figures, including the ratio to a bare parse."""
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_diff.py", "-n", "400", "--edits", "3", "--edits-large", "20",
+         "--repeat", "1", "--data", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ratio" in out.stdout and "align" in out.stdout
