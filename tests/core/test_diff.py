@@ -190,3 +190,24 @@ def test_deep_chain_diverging_everywhere_orders_fast_and_right() -> None:
     assert [x.row for x in d.divergences] == list(range(2999, -1, -1))
     enter, leave = _brute_force_events(d)
     assert all(x.order == leave[x.row] for x in d.divergences)
+
+
+def test_a_root_wrapping_the_run_on_one_side_keeps_the_run_paired_and_the_first_divergence_inside() -> None:
+    """A production trace with an HTTP server span above the agent still aligns with a replay rooted at the agent.
+
+    The wrapper is a `missing_span`, ordered at its end, so the first divergence is the real change inside.
+    """
+    o = TraceBuilder("o")
+    http = o.add("other", "POST /chat")
+    agent = o.add("agent", "invoke_agent support", parent=http)
+    o.add("tool", "lookup", parent=agent, tool_name="lookup", arguments={"id": 1}, output="shipped")
+    r = TraceBuilder("r")
+    agent_r = r.add("agent", "invoke_agent support")
+    r.add("tool", "lookup", parent=agent_r, tool_name="lookup", arguments={"id": 2}, output="shipped")
+    d = diff_traces(o.trace(), r.trace())
+    assert [(row.original, row.replay, row.depth) for row in d.rows] == [(0, None, 0), (1, 0, 1), (2, 1, 2)]
+    assert [x.type for x in d.divergences] == [DivergenceType.ARGS_MISMATCH, DivergenceType.MISSING_SPAN]
+    # and the other way round: the replay has the wrapper
+    d2 = diff_traces(r.trace(), o.trace())
+    assert [(row.original, row.replay) for row in d2.rows] == [(None, 0), (0, 1), (1, 2)]
+    assert d2.first is not None and d2.first.type is DivergenceType.ARGS_MISMATCH

@@ -339,6 +339,14 @@ def _align(original: Sequence[Span], replay: Sequence[Span]) -> tuple[list[Align
     return rows, same, a, b
 
 
+def _wraps(side: _Side, root: int, other_root: Span) -> bool:
+    """True when ``root`` has a child of the other run's root kind and name: it wraps that run."""
+    kids = side.children[root]
+    return bool(kids) and any(
+        side.spans[k].kind is other_root.kind and side.spans[k].name == other_root.name for k in kids  # type: ignore[union-attr]
+    )
+
+
 def _walk(a: _Side, b: _Side, intern: dict[Hashable, int]) -> tuple[list[AlignedRow], list[bool]]:
     """Emit the merged tree depth-first with an explicit stack (no recursion).
 
@@ -352,13 +360,25 @@ def _walk(a: _Side, b: _Side, intern: dict[Hashable, int]) -> tuple[list[Aligned
     achild, bchild = achildren.__getitem__, bchildren.__getitem__
     akey, bkey = a.keys.__getitem__, b.keys.__getitem__
     row = AlignedRow
-    if len(a.roots) == 1 and len(b.roots) == 1 and a.spans[a.roots[0]].kind is b.spans[b.roots[0]].kind:
-        # One root each, of one kind: both are the run's entry point, whatever it is named
-        # (a renamed agent must not make the whole run one-sided).
-        roots: list[_Pair] = [(a.roots[0], b.roots[0])]
-    else:
-        roots = _align_lists(a.roots, b.roots, a, b, intern)
-    stack = [(iter(roots), 0)]
+    stack: list[tuple[Any, int]] = []
+    if len(a.roots) == 1 and len(b.roots) == 1:
+        ra, rb = a.roots[0], b.roots[0]
+        if a.spans[ra].kind is b.spans[rb].kind:
+            # One root each, of one kind: both are the run's entry point, whatever it is named
+            # (a renamed agent must not make the whole run one-sided).
+            stack.append((iter([(ra, rb)]), 0))
+        elif _wraps(a, ra, b.spans[rb]):
+            # The original's root wraps the run (an HTTP server span above the agent, which a
+            # replay harness does not have): it stands alone, its children align with the replay's root.
+            append(row(ra, None, 0))
+            same_append(False)
+            stack.append((iter(_align_lists(achildren[ra] or [], [rb], a, b, intern)), 1))
+        elif _wraps(b, rb, a.spans[ra]):
+            append(row(None, rb, 0))
+            same_append(False)
+            stack.append((iter(_align_lists([ra], bchildren[rb] or [], a, b, intern)), 1))
+    if not stack:
+        stack.append((iter(_align_lists(a.roots, b.roots, a, b, intern)), 0))
     while stack:
         it, depth = stack[-1]
         for o, r in it:

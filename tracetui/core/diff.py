@@ -164,7 +164,7 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
     ends = _subtree_ends(rows) if n_out > _SCAN_LIMIT else None
     for n, dtype, fields in found:
         row = rows[n]
-        if field_side(dtype) == OUTPUT:
+        if field_side(dtype) == OUTPUT or _is_wrapper(rows, n):
             e = ends[n] if ends is not None else _subtree_end(rows, n)
             order = 2 * e - 1 - row.depth
         else:
@@ -188,6 +188,20 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         divergences=divergences,
         divergent_rows=[n for n, _, _ in found],
     )
+
+
+def _is_wrapper(rows: list[AlignedRow], n: int) -> bool:
+    """A one-sided root whose subtree holds paired rows: instrumentation around the shared run.
+
+    Such a span (an HTTP server span in production that a replay harness does
+    not have) is reported, but at its end: it is not a step the run took
+    differently, and must not hide the first divergence inside it.
+    """
+    row = rows[n]
+    if row.depth != 0 or (row.original is not None and row.replay is not None):
+        return False
+    end = _subtree_end(rows, n)
+    return any(r.original is not None and r.replay is not None for r in rows[n + 1:end])
 
 
 _SCAN_LIMIT = 64
