@@ -155,8 +155,7 @@ def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None) -> Tr
             raise TraceNotFound(p, f"trace {trace_id!r} not in file; it holds: {', '.join(ids) or '(no trace ids)'}")
         run = found[0]
     issues = list(out.issues)
-    # A reader that checked the order while reading (OrderedRun) spares a pass over cold spans.
-    spans = run.spans if getattr(run, "in_order", False) else finish_spans(run.spans, p, issues)
+    spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
     return Trace(spans=spans, header=run.header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)
 
@@ -203,20 +202,19 @@ def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> l
     # A missing parent gets the span's own index from .get's default: not earlier, so not "all".
     if all(map(operator.lt, map(position.get, map(_PARENT_ID, unique), range(n)), range(n))):
         return unique  # every parent known and earlier in seq: no orphan, no cycle possible (O(N))
+    # Spans are fresh from the reader and not yet shared: fixed in place, like seq above.
     seen = {s.span_id: s for s in unique}
-    fixed: list[Span] = []
     for s in unique:
         if s.parent_id is not None and s.parent_id not in seen:
             issues.append(ReadIssue(path, s.line, "parent_id", f"span {s.span_id!r} names parent {s.parent_id!r}, which is not in the trace; shown as a root", "warning"))
-            s = _replace(s, parent_id=None)
-        fixed.append(s)
+            s.parent_id = None
     # Break cycles: walk up from each span; a revisit means a cycle. A walk stops
     # at a span an earlier walk went through (it reaches a root, or a broken
     # cycle, now a root): O(N) on a 100k-deep chain, not O(N * depth).
-    parent = {s.span_id: s.parent_id for s in fixed}
+    parent = {s.span_id: s.parent_id for s in unique}
     broken: set[str] = set()
     done: set[str] = set()
-    for s in fixed:
+    for s in unique:
         path_ids: set[str] = set()
         cur: str | None = s.span_id
         while cur is not None and cur not in done:
@@ -228,12 +226,6 @@ def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> l
             path_ids.add(cur)
             cur = parent[cur]
         done |= path_ids
-    if broken:
-        fixed = [_replace(s, parent_id=None) if s.span_id in broken else s for s in fixed]
-    return fixed
-
-
-def _replace(span: Span, **changes: object) -> Span:
-    from dataclasses import replace
-
-    return replace(span, **changes)  # type: ignore[arg-type]
+    for cur in broken:
+        seen[cur].parent_id = None
+    return unique

@@ -17,11 +17,16 @@ class RunSpans:
         spans: Spans in file order. ``seq`` may be -1 when the source has no
             emission order; ``read_trace`` then derives it from ``start_ns``.
         header: tracetui/1 header fields the source carries (may be empty).
+        in_order: Set by a reader that checked, while reading, everything
+            ``finish_spans`` would fix: spans in ``seq`` order (all set), ids
+            unique, every parent id naming an earlier span. ``read_trace`` then
+            keeps the list as it is instead of a second pass over cold spans.
     """
 
     trace_id: str | None
     spans: list[Span] = field(default_factory=list)
     header: dict[str, Any] = field(default_factory=dict)
+    in_order: bool = False
 
 
 @dataclass(slots=True)

@@ -11,7 +11,6 @@ import gc
 import operator
 import os
 import tempfile
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterable
 
 import orjson
@@ -30,19 +29,6 @@ _COMMON = frozenset(
     {"type", "span_id", "parent_id", "seq", "kind", "name", "start_ns", "end_ns",
      "status", "error_type", "attributes", "trace_id"}
 )
-
-
-@dataclass(slots=True)
-class OrderedRun(RunSpans):
-    """A run whose reader checked, while reading, what ``finish_spans`` would fix.
-
-    Attributes:
-        in_order: True when the spans are in ``seq`` order (not decreasing, all
-            set), their ids unique and every parent id names an earlier span:
-            ``read_trace`` then keeps the list as it is.
-    """
-
-    in_order: bool = False
 
 
 class NativeReader:
@@ -130,7 +116,7 @@ class _LineParser:
     def __init__(self, path: str) -> None:
         self.path = path
         self.out = ReaderOutput()
-        self.run = OrderedRun(trace_id=None)
+        self.run = RunSpans(trace_id=None)
         self.out.runs.append(self.run)
         # What finish_spans checks, done here while each span is in cache (a later
         # pass over 100k cold spans costs ~0.2 s): ids unique, seq not decreasing,
