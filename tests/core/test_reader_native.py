@@ -215,3 +215,18 @@ def test_parent_ids_share_the_parent_span_id_object(tmp_path: Path) -> None:
     p.write_bytes(HEADER + _line("a", 0) + _line("b", 1, "a") + _line("c", 2, "b"))
     a, b, c = read_trace(p).spans
     assert b.parent_id is a.span_id and c.parent_id is b.span_id
+
+
+def test_read_replay_falls_back_to_the_first_trace_unless_asked(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The replay takes the original's trace id when it holds it, else its first trace; an explicit replay id must exist."""
+    import pytest
+
+    from tracetui.core.errors import TraceNotFound
+    from tracetui.core.readers import read_replay
+
+    f = tmp_path / "r.jsonl"
+    f.write_text('{"schema":"tracetui/1","run_id":"run-b"}\n{"span_id":"a","seq":0,"kind":"agent","name":"a"}\n')
+    assert read_replay(f, trace_id="run-a").trace_id == "run-b"
+    assert read_replay(f, trace_id="run-b").trace_id == "run-b"
+    with pytest.raises(TraceNotFound):
+        read_replay(f, trace_id="run-b", replay_trace_id="run-x")

@@ -80,14 +80,10 @@ async def test_error_panel_names_line_and_field(monkeypatch: pytest.MonkeyPatch,
     """A ReadError carrying a line and a field (a bad record) shows file, line, field and reason."""
     import tracetui.tui.app as app_module
 
-    real_read = app_module.read_trace
-
     def failing_read(path, **kwargs):  # type: ignore[no-untyped-def]
-        if str(path).endswith("replay.jsonl"):
-            raise ReadError(str(path), "span_id is a list; expected a string", line=7, where="$.span_id")
-        return real_read(path, **kwargs)
+        raise ReadError(str(path), "span_id is a list; expected a string", line=7, where="$.span_id")
 
-    monkeypatch.setattr(app_module, "read_trace", failing_read)
+    monkeypatch.setattr(app_module, "read_replay", failing_read)
     app = TraceTuiApp(*tiny)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)

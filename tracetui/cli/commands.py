@@ -9,9 +9,9 @@ from typing import TextIO
 
 import orjson
 
-from tracetui.core.errors import ReadError, TraceNotFound
+from tracetui.core.errors import ReadError
 from tracetui.core.model import Trace
-from tracetui.core.readers import read_trace
+from tracetui.core.readers import read_replay, read_trace
 
 
 def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
@@ -21,15 +21,7 @@ def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
         ReadError: either file cannot be read.
     """
     original = read_trace(args.original, format=args.input_format, trace_id=args.trace_id)
-    replay_id = args.replay_trace_id
-    if replay_id is None and args.trace_id is not None:
-        replay_id = args.trace_id
-    try:
-        replay = read_trace(args.replay, format=args.input_format, trace_id=replay_id)
-    except TraceNotFound:
-        if args.replay_trace_id is not None:
-            raise
-        replay = read_trace(args.replay, format=args.input_format)  # a replay has its own trace id
+    replay = read_replay(args.replay, format=args.input_format, trace_id=args.trace_id, replay_trace_id=args.replay_trace_id)
     for label, t in (("original", original), ("replay", replay)):
         report_read(label, t, err)
     return original, replay

@@ -18,9 +18,9 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from tracetui.core.errors import ReadError, TraceNotFound, TracetuiError
+from tracetui.core.errors import ReadError, TracetuiError
 from tracetui.core.model import Trace
-from tracetui.core.readers import read_trace
+from tracetui.core.readers import read_replay, read_trace
 from tracetui.tui.formatting import visible
 from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
@@ -126,7 +126,8 @@ class TraceTuiApp(App[int]):
         try:
             original = read_trace(path, format=self.original_format, trace_id=self.trace_id)
             side, path = "replay", self.replay_path
-            replay = self._read_replay()
+            replay = read_replay(self.replay_path, format=self.replay_format, trace_id=self.trace_id,
+                                 replay_trace_id=self.replay_trace_id)
             side, path = "diff", ""
             from tracetui.core.diff import diff_traces
 
@@ -139,15 +140,6 @@ class TraceTuiApp(App[int]):
             self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}"))
         else:
             self.post_message(PairLoaded(diff))
-
-    def _read_replay(self) -> Trace:
-        replay_id = self.replay_trace_id if self.replay_trace_id is not None else self.trace_id
-        try:
-            return read_trace(self.replay_path, format=self.replay_format, trace_id=replay_id)
-        except TraceNotFound:
-            if self.replay_trace_id is not None:
-                raise
-            return read_trace(self.replay_path, format=self.replay_format)  # a replay has its own trace id
 
     @on(PairLoaded)
     def _pair_loaded(self, message: PairLoaded) -> None:

@@ -17,7 +17,7 @@ from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 
-__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "read_trace", "reader_names", "sniff_format"]
+__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "read_replay", "read_trace", "reader_names", "sniff_format"]
 
 READERS: tuple[Reader, ...] = (NativeReader(), OtlpJsonReader())
 """Known readers, in sniffing order (most specific first)."""
@@ -104,6 +104,28 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace
                     gc.enable()
         except OSError as exc:
             raise ReadError(p, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def read_replay(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    trace_id: str | None = None,
+    replay_trace_id: str | None = None,
+) -> Trace:
+    """Read the replay side of a pair: ``replay_trace_id`` if given, else the original's ``trace_id`` when
+    the file holds it, else the first trace (a replay usually runs under a trace id of its own).
+
+    Raises:
+        TraceNotFound: ``replay_trace_id`` is given and not in the file.
+        ReadError, FormatNotRecognised, ValueError: as ``read_trace``.
+    """
+    if replay_trace_id is not None or trace_id is None:
+        return read_trace(path, format=format, trace_id=replay_trace_id)
+    try:
+        return read_trace(path, format=format, trace_id=trace_id)
+    except TraceNotFound:
+        return read_trace(path, format=format)
 
 
 def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
