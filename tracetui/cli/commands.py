@@ -11,7 +11,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Trace
-from tracetui.core.readers import read_replay, read_trace
+from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
 
 
 def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
@@ -32,7 +32,7 @@ def report_read(label: str, t: Trace, err: TextIO) -> None:
     if len(t.trace_ids) > 1:
         print(
             f"tracetui: {label} {t.path} holds {len(t.trace_ids)} traces; using {t.trace_id} "
-            f"(pick another with --{'replay-' if label == 'replay' else ''}trace-id)",
+            f"(pick another with {label.upper()}#RUN; `tracetui show {t.path}` lists them)",
             file=err,
         )
     for issue in t.issues:
@@ -59,7 +59,8 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_view(args: argparse.Namespace, err: TextIO) -> int:
     """``tracetui [view] ORIGINAL REPLAY``: open the TUI (Textual is imported here only)."""
-    for path in (args.original, args.replay):
+    for ref in (args.original, args.replay):
+        path, _run = split_run_ref(ref)
         if not os.path.exists(path):
             raise ReadError(path, "no such file")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -77,3 +78,40 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
     )
     app.run()
     return int(app.return_code or 0)
+
+
+def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``tracetui show``: 0 when the file loads (warnings included), 2 when it does not."""
+    from tracetui.cli.render import render_show
+    from tracetui.core.summary import summarize
+
+    summary = summarize(read_runs(args.trace, format=args.input_format))
+    if args.format == "json":
+        out.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+    else:
+        out.write(render_show(summary))
+    out.flush()
+    return 0
+
+
+def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``tracetui convert TRACE OUT``: write one run as tracetui/1; never overwrite without ``--force``."""
+    from tracetui.core.readers.native import write_trace
+
+    trace = read_trace(args.trace, format=args.input_format)
+    report_read("input", trace, err)
+    header = dict(trace.header)
+    if trace.format != "tracetui":  # a tracetui/1 header is kept byte for byte: converting twice changes nothing
+        if trace.trace_id is not None:
+            header.setdefault("run_id", trace.trace_id)
+        header.setdefault("converted_from", {"format": trace.format, "file": os.path.basename(trace.path)})
+    if os.path.isdir(args.out):
+        raise ReadError(args.out, "is a directory; give the file to write")
+    try:
+        write_trace(args.out, (header, trace.spans), overwrite=args.force)
+    except FileExistsError:
+        raise ReadError(args.out, "already exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise ReadError(args.out, f"cannot be written: {exc.strerror or exc}") from None
+    print(f"tracetui: wrote {len(trace.spans)} spans of run {trace.trace_id or '(unnamed)'} ({trace.format}) to {args.out}", file=err)
+    return 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from tracetui import __version__
 from tracetui.core.errors import TracetuiError
@@ -21,7 +22,7 @@ EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_ERROR = 2
 
-COMMANDS = ("view", "diff")
+COMMANDS = ("view", "diff", "show", "convert")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,15 +36,22 @@ class _UsageError(Exception):
     pass
 
 
-def _add_inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("original", metavar="ORIGINAL", help="trace of the run that happened (tracetui/1 JSONL or OTLP/JSON)")
-    p.add_argument("replay", metavar="REPLAY", help="trace of the replay to compare with it")
+_RUN_HELP = "FILE#RUN picks one run of a file that holds several (see `tracetui show FILE`)"
+
+
+def _add_input_format(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--input-format",
         choices=reader_names(),
         metavar="NAME",
-        help=f"read both files as this format instead of sniffing the content ({', '.join(reader_names())})",
+        help=f"read {what} as this format instead of sniffing the content ({', '.join(reader_names())})",
     )
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("original", metavar="ORIGINAL", help=f"trace of the run that happened (any supported format; {_RUN_HELP})")
+    p.add_argument("replay", metavar="REPLAY", help="trace of the replay to compare with it (REPLAY#RUN works too)")
+    _add_input_format(p, "both files")
     p.add_argument("--trace-id", metavar="ID", help="trace to pick in ORIGINAL when it holds several (default: the first)")
     p.add_argument("--replay-trace-id", metavar="ID", help="trace to pick in REPLAY (default: --trace-id if REPLAY holds it, else the first)")
 
@@ -55,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Diff an AI agent's original run against its replay, span by span, and show the first divergence.\n\n"
             "  tracetui ORIGINAL REPLAY            open the side-by-side view (same as `tracetui view`)\n"
-            "  tracetui diff ORIGINAL REPLAY       print the divergences (exit 0 none, 1 some, 2 error)"
+            "  tracetui diff ORIGINAL REPLAY       print the divergences (exit 0 none, 1 some, 2 error)\n"
+            "  tracetui show TRACE                 what a file holds: format, runs, spans by kind, tools, warnings\n"
+            "  tracetui convert TRACE OUT.jsonl    write one run in tracetui's own format (tracetui/1)\n\n"
+            "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -72,6 +83,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(diff)
     diff.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)")
     diff.add_argument("--exit-zero", action="store_true", help="exit 0 even when the runs diverge (errors still exit 2)")
+    show = sub.add_parser(
+        "show",
+        help="what a trace file holds: format, runs, spans by kind, tools, models, warnings",
+        description=f"Read TRACE and summarise it: the format detected, each run with its spans by kind, tools "
+        f"called, models, and every record skipped or doubted. {_RUN_HELP}. Exit 0 when it loads, 2 when it does not.",
+    )
+    show.add_argument("trace", metavar="TRACE", help="a trace file, or FILE#RUN")
+    _add_input_format(show, "TRACE")
+    show.add_argument("--format", choices=("text", "json"), default="text", help="output format on stdout (default: text)")
+    convert = sub.add_parser(
+        "convert",
+        help="write one run of any supported format as tracetui/1 JSONL",
+        description="Read one run of TRACE (FILE#RUN, or the first run) and write it to OUT in tracetui's own "
+        "format, atomically. OUT is never overwritten unless --force is given. Converting the output again "
+        "gives the same bytes.",
+    )
+    convert.add_argument("trace", metavar="TRACE", help="a trace file, or FILE#RUN")
+    convert.add_argument("out", metavar="OUT", help="the tracetui/1 file to write")
+    _add_input_format(convert, "TRACE")
+    convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
     return parser
 
 
@@ -108,6 +139,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli.commands import run_diff
 
             return run_diff(args, out, err)
+        if args.command == "show":
+            from tracetui.cli.commands import run_show
+
+            return run_show(args, out, err)
+        if args.command == "convert":
+            from tracetui.cli.commands import run_convert
+
+            return run_convert(args, out, err)
         from tracetui.cli.commands import run_view
 
         return run_view(args, err)

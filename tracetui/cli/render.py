@@ -123,3 +123,72 @@ def render_text(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"{n} divergence{'s' if n != 1 else ''}: {counts}")
     return "\n".join(lines) + "\n"
+
+
+SHOW_MAX_ITEMS = 12
+"""Tools/models listed by name in ``show``'s text before "+N more"."""
+
+SHOW_MAX_WARNINGS = 40
+"""Warnings printed by ``show``'s text; ``--format json`` has them all."""
+
+
+def _counts(d: dict[str, int], limit: int = SHOW_MAX_ITEMS) -> str:
+    items = list(d.items())
+    text = ", ".join(f"{safe(str(k))} ×{v}" for k, v in items[:limit])
+    if len(items) > limit:
+        text += f", +{len(items) - limit} more"
+    return text
+
+
+def _kinds_text(kinds: dict[str, int]) -> str:
+    return " · ".join(f"{k} {v:,}" for k, v in kinds.items()) or "no spans"
+
+
+def _outcome_text(outcome: Any) -> str:
+    if outcome is None:
+        return ""
+    if isinstance(outcome, dict):
+        parts = []
+        for k, v in outcome.items():
+            if isinstance(v, (dict, list)):
+                continue  # nested detail: --format json has it
+            parts.append(f"{k}={v}")
+        return safe(" ".join(parts))[:MAX_VALUE_CHARS]
+    return _json(outcome)[:MAX_VALUE_CHARS]
+
+
+def render_show(summary: dict[str, Any]) -> str:
+    """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings."""
+    lines = [f"{safe(summary['path'])}: {summary['format']}"]
+    n = summary["run_count"]
+    lines.append(f"{n:,} run{'s' if n != 1 else ''} · {summary['span_count']:,} span{'s' if summary['span_count'] != 1 else ''} ({_kinds_text(summary['kinds'])})")
+    if summary["models"]:
+        lines.append(f"models: {_counts(summary['models'])}")
+    if summary["tools"]:
+        lines.append(f"tools: {_counts(summary['tools'])}")
+    runs = summary["runs"]
+    if runs:
+        lines.append("")
+        lines.append("runs (pick one with FILE#RUN):" if n > 1 else "run:")
+        width = min(40, max(len(safe(str(r["run_id"]))) for r in runs))
+        for r in runs:
+            rid = safe(str(r["run_id"])) if r["run_id"] is not None else "(unnamed)"
+            text = f"  {rid:<{width}}  {r['span_count']:>6,} span{'s' if r['span_count'] != 1 else ' '}  {_kinds_text(r['kinds'])}"
+            if r["errors"]:
+                text += f"  · {r['errors']} error{'s' if r['errors'] != 1 else ''}"
+            if r["duration_ms"] is not None:
+                text += f"  · {r['duration_ms'] / 1000:.1f} s"
+            outcome = _outcome_text(r["outcome"])
+            if outcome:
+                text += f"  · {outcome}"
+            lines.append(text)
+    warnings = summary["warnings"]
+    if warnings:
+        lines.append("")
+        lines.append(f"warnings ({len(warnings)}):")
+        for w in warnings[:SHOW_MAX_WARNINGS]:
+            loc = safe(w["path"]) + (f":{w['line']}" if "line" in w else "") + (f" ({safe(w['where'])})" if "where" in w else "")
+            lines.append(f"  {w['severity']}: {loc}: {safe(w['message'])}")
+        if len(warnings) > SHOW_MAX_WARNINGS:
+            lines.append(f"  ... {len(warnings) - SHOW_MAX_WARNINGS} more (--format json lists them all)")
+    return "\n".join(lines) + "\n"

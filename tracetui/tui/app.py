@@ -159,11 +159,10 @@ class TraceTuiApp(App[int]):
         self.refresh_bindings()  # d and w apply now
         for side, trace in (("original", diff.original), ("replay", diff.replay)):
             if len(trace.trace_ids) > 1:
-                option = "--replay-trace-id" if side == "replay" else "--trace-id"
                 self.notify(
-                    f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} traces; showing {trace.trace_id} "
-                    f"(pick another with {option})",
-                    title=f"{side}: several traces",
+                    f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} runs; showing {trace.trace_id} "
+                    f"(pick another with {side.upper()}#RUN; `tracetui show` lists them)",
+                    title=f"{side}: several runs",
                     markup=False,
                     timeout=8,
                 )
@@ -245,6 +244,8 @@ def _column_title(side: str, path: str, trace: Trace | None) -> Text:
     title = Text(no_wrap=True, overflow="ellipsis")
     title.append(side, "bold")
     title.append(f"  {visible(os.path.basename(path))}")
+    if trace is not None and len(trace.trace_ids) > 1 and trace.trace_id is not None:
+        title.append(f"#{visible(trace.trace_id)}")
     if trace is not None:
         count = len(trace.spans)
         title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import gc
 import os
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
-from tracetui.core.model import Trace
+from tracetui.core.model import ReadIssue, Trace
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import finish_spans
 
-__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "finish_spans", "read_replay", "read_trace", "reader_names", "sniff_format"]
+__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
 def _readers() -> tuple[Reader, ...]:
     """Known readers, in sniffing order: most specific shape first, the generic
@@ -62,36 +63,37 @@ def sniff_format(head: bytes) -> str | None:
     return None
 
 
-def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace_id: str | None = None) -> Trace:
-    """Read one run from a trace file.
+def split_run_ref(ref: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """Split ``FILE#RUN`` into the file and the run id.
 
-    Args:
-        path: The file.
-        format: A reader name (see ``reader_names()``) to skip sniffing.
-        trace_id: Which trace to pick when the file holds several; default the
-            first in file order. ``Trace.trace_ids`` lists them all.
+    A path that exists as written is a file, even with a ``#`` in its name;
+    otherwise the text after the last ``#`` names a run (``runs.json#task-3-trial-1``).
+    An empty run (``FILE#``) means "no run given".
 
     Returns:
-        The run's ``Trace``: spans sorted by ``seq`` (derived from ``start_ns``
-        where the source has no order), with ``issues`` listing everything
-        skipped or doubted (file, line, field).
-
-    Raises:
-        ReadError: the file cannot be opened, or nothing in it can be loaded.
-        FormatNotRecognised: no reader recognises the content.
-        TraceNotFound: ``trace_id`` is not in the file.
-        ValueError: ``format`` is not a known reader name.
+        ``(path, run)``; ``run`` is None when the reference names no run.
     """
-    p = os.fspath(path)
+    text = os.fspath(ref)
+    if "#" not in text or os.path.exists(text):
+        return text, None
+    path, run = text.rsplit("#", 1)
+    return path, (run or None)
+
+
+def _open(p: str) -> BinaryIO:
     try:
-        fh = open(p, "rb")
+        return open(p, "rb")  # closed by the caller's with-block
     except FileNotFoundError:
         raise ReadError(p, "no such file") from None
     except IsADirectoryError:
         raise ReadError(p, "is a directory, expected a trace file") from None
     except OSError as exc:
         raise ReadError(p, f"cannot be read: {exc.strerror or exc}") from None
-    with fh:
+
+
+def _read_file(p: str, format: str | None) -> tuple[Reader, ReaderOutput]:
+    """Sniff (unless ``format`` is given) and run the reader on one file, with the cyclic GC off."""
+    with _open(p) as fh:
         try:
             head = fh.read(SNIFF_BYTES)
             if format is None:
@@ -110,13 +112,81 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace
             gc_was = gc.isenabled()
             gc.disable()  # readers build many small containers and no cycles: the cyclic GC only costs (performance.md: x2.4)
             try:
-                return _pick(reader, _read(reader, p, fh, head), p, trace_id)
+                return reader, _read(reader, p, fh, head)
             finally:
                 promote_young_objects()
                 if gc_was:
                     gc.enable()
         except OSError as exc:
             raise ReadError(p, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace_id: str | None = None) -> Trace:
+    """Read one run from a trace file.
+
+    Args:
+        path: The file, or ``FILE#RUN`` to pick a run (``split_run_ref``).
+        format: A reader name (see ``reader_names()``) to skip sniffing.
+        trace_id: Which run to pick when the file holds several (its trace id
+            or run id: exact, case-insensitive, or a unique prefix); default the
+            ``#RUN`` of ``path``, else the first in file order. ``Trace.trace_ids``
+            lists them all.
+
+    Returns:
+        The run's ``Trace``: spans sorted by ``seq`` (derived from ``start_ns``
+        where the source has no order), with ``issues`` listing everything
+        skipped or doubted (file, line, field).
+
+    Raises:
+        ReadError: the file cannot be opened, or nothing in it can be loaded;
+            ``FILE#RUN`` and ``trace_id`` name different runs.
+        FormatNotRecognised: no reader recognises the content.
+        TraceNotFound: the run is not in the file, or a prefix matches several.
+        ValueError: ``format`` is not a known reader name.
+    """
+    p, run = split_run_ref(path)
+    if run is not None and trace_id is not None and run.lower() != trace_id.lower():
+        raise ReadError(p, f"two runs asked for: #{run} and --trace-id {trace_id}")
+    reader, out = _read_file(p, format)
+    return _pick(reader, out, p, trace_id if trace_id is not None else run)
+
+
+@dataclass(slots=True)
+class TraceFile:
+    """Every run of one trace file (``read_runs``).
+
+    Attributes:
+        path: The file.
+        format: The reader's name.
+        runs: One ``Trace`` per run, in file order (each finished like ``read_trace``'s).
+        issues: What the reader skipped or doubted, for the whole file.
+    """
+
+    path: str
+    format: str
+    runs: list[Trace]
+    issues: list[ReadIssue] = field(default_factory=list)
+
+
+def read_runs(path: str | os.PathLike[str], *, format: str | None = None) -> TraceFile:
+    """Read every run of a trace file (``tracetui show``); ``FILE#RUN`` keeps only that run.
+
+    Raises:
+        ReadError, FormatNotRecognised, TraceNotFound, ValueError: as ``read_trace``.
+    """
+    p, run = split_run_ref(path)
+    reader, out = _read_file(p, format)
+    if run is not None:
+        return TraceFile(p, reader.name, [_pick(reader, out, p, run)], list(out.issues))
+    runs = [r for r in out.runs if r.spans or r.header]
+    if not runs:
+        raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
+    issues = list(out.issues)
+    ids = [r.trace_id for r in runs if r.trace_id is not None]
+    traces = [_finish(reader, r, p, ids, issues) for r in runs]
+    for t in traces:
+        t.issues = issues
+    return TraceFile(p, reader.name, traces, issues)
 
 
 def read_replay(
@@ -126,19 +196,21 @@ def read_replay(
     trace_id: str | None = None,
     replay_trace_id: str | None = None,
 ) -> Trace:
-    """Read the replay side of a pair: ``replay_trace_id`` if given, else the original's ``trace_id`` when
-    the file holds it, else the first trace (a replay usually runs under a trace id of its own).
+    """Read the replay side of a pair: ``replay_trace_id`` (or ``REPLAY#RUN``) if given, else the
+    original's ``trace_id`` when the file holds it, else the first run (a replay usually runs under a
+    trace id of its own).
 
     Raises:
         TraceNotFound: ``replay_trace_id`` is given and not in the file.
         ReadError, FormatNotRecognised, ValueError: as ``read_trace``.
     """
-    if replay_trace_id is not None or trace_id is None:
+    p, run = split_run_ref(path)
+    if run is not None or replay_trace_id is not None or trace_id is None:
         return read_trace(path, format=format, trace_id=replay_trace_id)
     try:
-        return read_trace(path, format=format, trace_id=trace_id)
+        return read_trace(p, format=format, trace_id=trace_id)
     except TraceNotFound:
-        return read_trace(path, format=format)
+        return read_trace(p, format=format)
 
 
 def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
@@ -176,20 +248,32 @@ def promote_young_objects() -> None:
         gc.unfreeze()
 
 
+def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:
+    """The run named ``want``: exact id (case-insensitive), else the one run whose id starts with it."""
+    w = want.lower()
+    named = [r for r in runs if r.trace_id is not None]
+    found = [r for r in named if r.trace_id.lower() == w]  # type: ignore[union-attr]
+    if not found:
+        found = [r for r in named if r.trace_id.lower().startswith(w)]  # type: ignore[union-attr]
+    if len(found) == 1 or (found and all(r.trace_id == found[0].trace_id for r in found)):
+        return found[0]
+    ids = [r.trace_id for r in (found or named)]
+    shown = ", ".join(i for i in ids[:12] if i) + (f", ... ({len(ids)} in all)" if len(ids) > 12 else "")
+    if found:
+        raise TraceNotFound(p, f"run {want!r} is ambiguous: it starts {len(found)} run ids ({shown})")
+    raise TraceNotFound(p, f"run {want!r} not in file; it holds: {shown or '(no run ids)'}")
+
+
 def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None) -> Trace:
     runs = [r for r in out.runs if r.spans or r.header]
     if not runs:
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
     ids = [r.trace_id for r in runs if r.trace_id is not None]
-    if trace_id is None:
-        run = runs[0]
-    else:
-        want = trace_id.lower()
-        found = [r for r in runs if r.trace_id is not None and r.trace_id.lower() == want]
-        if not found:
-            raise TraceNotFound(p, f"trace {trace_id!r} not in file; it holds: {', '.join(ids) or '(no trace ids)'}")
-        run = found[0]
-    issues = list(out.issues)
+    run = runs[0] if trace_id is None else _select(runs, p, trace_id)
+    return _finish(reader, run, p, ids, list(out.issues))
+
+
+def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], issues: list[ReadIssue]) -> Trace:
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
     return Trace(spans=spans, header=run.header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)
