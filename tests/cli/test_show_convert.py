@@ -94,3 +94,10 @@ def test_diff_takes_file_hash_run_on_both_sides() -> None:
     assert code == 1
     doc = orjson.loads(out)
     assert doc["first_divergence"] is not None
+
+
+def test_the_several_runs_note_only_when_no_run_was_picked() -> None:
+    _, _, err = run("diff", str(TWO), str(TWO))
+    assert err.count("holds 2 runs") == 2 and "ORIGINAL#RUN" in err and "REPLAY#RUN" in err
+    _, _, err = run("diff", f"{TWO}#4bf9", f"{TWO}#{SECOND}")
+    assert "holds 2" not in err

@@ -314,3 +314,18 @@ def test_single_roots_of_one_kind_pair_even_when_renamed() -> None:
     b.add("tool", "lookup", parent=root_b, tool_name="lookup", arguments={"id": 1})
     rows = align(a.spans, b.spans)
     assert [(r.original, r.replay) for r in rows] == [(0, 0), (1, 1)]
+
+
+def test_double_encoded_and_big_integer_arguments_key_like_the_object() -> None:
+    """Arguments recorded as an object, a JSON string, or a JSON string of a JSON string are one
+    key; integers beyond 64 bits (orjson cannot serialise them) still key by value, not by identity."""
+    import json
+
+    args = {"order": 17, "ids": [1, 2]}
+    once = json.dumps(args)
+    twice = json.dumps(once)
+    keys = {span_key(make_span("tool", "lookup", arguments=a)) for a in (args, once, twice)}
+    assert len(keys) == 1
+    big = {"id": 2**70}
+    assert span_key(make_span("tool", "lookup", arguments=big)) == span_key(make_span("tool", "lookup", arguments={"id": 2**70}))
+    assert span_key(make_span("tool", "lookup", arguments=big)) != span_key(make_span("tool", "lookup", arguments={"id": 2**70 + 1}))

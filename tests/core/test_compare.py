@@ -378,3 +378,18 @@ def test_screen_reads_spans_lacking_semantic_fields() -> None:
     assert not _screened(a, b, True) and not _screened(a, b, False)
     assert _screened(a, c, True)
     assert compare_pair(a, c, True)[0] is T.DECISION_MISMATCH
+
+
+def test_ok_and_unset_status_are_equal_only_error_differs() -> None:
+    """An OTel SDK leaves a successful span UNSET; a recorder writes ok: no divergence between them."""
+    from tracetui.core.diff import diff_traces
+    from tracetui.core.model import Trace
+
+    ok = make_span("tool", "lookup", span_id="a", seq=0, arguments={"id": 1}, output={"x": 1}, status="ok")
+    unset = make_span("tool", "lookup", span_id="a", seq=0, arguments={"id": 1}, output={"x": 1}, status="unset")
+    err = make_span("tool", "lookup", span_id="a", seq=0, arguments={"id": 1}, output={"x": 1}, status="error")
+    assert compare_spans(ok, unset) == (None, ())
+    assert diff_traces(Trace([ok]), Trace([unset])).first is None
+    dtype, fields = compare_spans(unset, err)
+    assert dtype is DivergenceType.STATUS_MISMATCH and [f.path for f in fields] == ["status"]
+    assert diff_traces(Trace([ok]), Trace([err])).first is not None

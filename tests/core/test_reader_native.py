@@ -14,6 +14,7 @@ from tests.builders import TraceBuilder
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers import finish_spans, native, read_trace
+from tracetui.core.readers.tree import content_issues
 from tracetui.core.readers.native import NativeReader, _span_fast, _span_from_obj, dumps_trace, span_to_obj
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
@@ -36,6 +37,7 @@ def _read_both(tmp_path: Path, data: bytes) -> tuple[list[Span], list[ReadIssue]
     out = NativeReader().read(str(p), data)
     issues = list(out.issues)
     spans = finish_spans(out.runs[0].spans, str(p), issues)
+    issues.extend(content_issues(spans, str(p), format="tracetui"))  # what read_trace adds after finishing
     return streamed.spans, streamed.issues, spans, issues
 
 
@@ -136,7 +138,8 @@ def test_in_order_file_is_kept_and_out_of_order_file_is_sorted(tmp_path: Path) -
 
 
 def test_finish_spans_drops_duplicates_derives_seq_and_breaks_cycles() -> None:
-    """Duplicate ids keep the first span; missing seq comes from start_ns; orphans and cycles become roots."""
+    """Duplicate ids keep the first span; missing seq comes from start_ns, parents before children
+    (b starts before its parent a: clock skew, reported); orphans and cycles become roots."""
     def span(sid: str, parent: str | None, seq: int, start: int | None = None, line: int = 0) -> Span:
         return Span(sid, parent, seq, SpanKind.OTHER, sid, start, None, Status.OK, None, {}, {}, None, line)
 
@@ -145,10 +148,10 @@ def test_finish_spans_drops_duplicates_derives_seq_and_breaks_cycles() -> None:
         span("a", None, -1, 30, 1), span("b", "a", -1, 10, 2), span("a", None, -1, 5, 3),
         span("c", "d", -1, 20, 4), span("d", "c", -1, 40, 5), span("e", "nope", -1, None, 6),
     ], "p", issues)
-    assert [(s.span_id, s.seq) for s in out] == [("b", 0), ("c", 1), ("a", 2), ("d", 3), ("e", 4)]
+    assert [(s.span_id, s.seq) for s in out] == [("c", 0), ("a", 1), ("b", 2), ("d", 3), ("e", 4)]
     parents = {s.span_id: s.parent_id for s in out}
     assert parents == {"b": "a", "c": None, "a": None, "d": "c", "e": None}
-    assert [(i.line, i.where) for i in issues] == [(3, "span_id"), (6, "parent_id"), (4, "parent_id")]
+    assert [(i.line, i.where) for i in issues] == [(3, "span_id"), (6, "parent_id"), (4, "parent_id"), (2, "start_ns")]
 
 
 def test_finish_spans_is_linear_on_a_deep_chain_with_an_orphan() -> None:

@@ -13,7 +13,7 @@ from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.help_screen import HelpScreen
 from tracetui.tui.screens.issues_screen import IssuesScreen
 from tracetui.tui.screens.pair_screen import PairBody
-from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.widgets.status_bar import StatusBar
@@ -132,3 +132,22 @@ async def test_markup_and_escape_sequences_in_payloads_show_literally() -> None:
         assert "[link=http://x]y[/link]" in body
         assert "\\u001b[32mgreen\\u001b[0m" in body
         assert "\x1b" not in body
+
+
+async def test_file_hash_run_opens_the_named_runs_of_a_multi_run_file() -> None:
+    """FILE#RUN on both sides: the named runs are shown (a unique prefix is enough), the column
+    titles say which run, and no "several runs" note is raised since the user picked them."""
+    from pathlib import Path
+
+    two = Path(__file__).resolve().parents[1] / "data" / "otlp" / "collector_two_traces.jsonl"
+    app = TraceTuiApp(f"{two}#4bf92f", f"{two}#0af7651916cd43dd8448eb211c80319c")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        diff = app.diff
+        assert diff is not None
+        assert diff.original.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
+        assert diff.replay.trace_id == "0af7651916cd43dd8448eb211c80319c"
+        assert not any("several runs" in (n.title or "") for n in app._notifications)
+        header = app.query_one(AlignedHeader)
+        assert "#4bf92f3577b34da6a3ce929d0e0e4736" in header._left.plain
+        assert "#0af7651916cd43dd8448eb211c80319c" in header._right.plain

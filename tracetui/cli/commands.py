@@ -22,16 +22,17 @@ def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
     """
     original = read_trace(args.original, format=args.input_format, trace_id=args.trace_id)
     replay = read_replay(args.replay, format=args.input_format, trace_id=args.trace_id, replay_trace_id=args.replay_trace_id)
-    for label, t in (("original", original), ("replay", replay)):
-        report_read(label, t, err)
+    report_read("original", original, err, picked=args.trace_id is not None or split_run_ref(args.original)[1] is not None)
+    report_read("replay", replay, err, picked=args.replay_trace_id is not None or split_run_ref(args.replay)[1] is not None)
     return original, replay
 
 
-def report_read(label: str, t: Trace, err: TextIO) -> None:
-    """Diagnostics for one loaded trace: which trace of several, and each skipped or doubted record."""
-    if len(t.trace_ids) > 1:
+def report_read(label: str, t: Trace, err: TextIO, *, picked: bool = False) -> None:
+    """Diagnostics for one loaded trace: which run of several (unless the user ``picked`` it), and
+    each skipped or doubted record."""
+    if len(t.trace_ids) > 1 and not picked:
         print(
-            f"tracetui: {label} {t.path} holds {len(t.trace_ids)} traces; using {t.trace_id} "
+            f"tracetui: {label} {t.path} holds {len(t.trace_ids)} runs; using {t.trace_id} "
             f"(pick another with {label.upper()}#RUN; `tracetui show {t.path}` lists them)",
             file=err,
         )
@@ -99,7 +100,7 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.readers.native import write_trace
 
     trace = read_trace(args.trace, format=args.input_format)
-    report_read("input", trace, err)
+    report_read("input", trace, err, picked=split_run_ref(args.trace)[1] is not None)
     header = dict(trace.header)
     if trace.format != "tracetui":  # a tracetui/1 header is kept byte for byte: converting twice changes nothing
         if trace.trace_id is not None:

@@ -28,7 +28,7 @@ from typing import Any, Hashable, Sequence
 import orjson
 from rapidfuzz import fuzz
 
-from tracetui.core.canonical import parse_json_string
+from tracetui.core.canonical import canonical_json, parse_json_string
 from tracetui.core.lcs import equal_run, equal_run_back, matching_blocks
 from tracetui.core.model import Span, SpanKind
 
@@ -70,8 +70,8 @@ _DUMP_OPT = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 def _digest(value: Any) -> Hashable:
     """A hashable stand-in for a JSON value: itself if scalar, else its canonical bytes.
 
-    A string holding a JSON object or array is parsed first, as in
-    ``tracetui.core.canonical`` (top level only: deeper JSON strings make
+    A string holding a JSON object or array (or a JSON string of one: encoded
+    twice) is parsed first, as in ``tracetui.core.canonical`` (top level only: deeper JSON strings make
     different keys, and the re-pairing of replace blocks still pairs them).
     """
     t = type(value)
@@ -85,7 +85,10 @@ def _digest(value: Any) -> Hashable:
             try:
                 return _dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS).decode()
             except TypeError:
-                return _unique()
+                try:  # integers beyond 64 bits: canonical_json falls back to the standard library
+                    return canonical_json(value).decode()
+                except (TypeError, ValueError, RecursionError):
+                    return _unique()
     if t is str:
         if value[:1] in _JSON_OPENERS:  # type: ignore[index]
             parsed = parse_json_string(value)
@@ -105,7 +108,7 @@ def _unique() -> Hashable:
 
 
 _SORT = orjson.OPT_SORT_KEYS
-_JSON_OPENERS = ("{", "[")
+_JSON_OPENERS = ("{", "[", '"')  # '"': arguments encoded twice (canonical.parse_json_string)
 _dumps = orjson.dumps
 _TOOL, _LLM, _RETRIEVAL, _DECISION = SpanKind.TOOL, SpanKind.LLM, SpanKind.RETRIEVAL, SpanKind.DECISION
 _KIND_NAMES = {k: k.value for k in SpanKind}  # Enum.value is a slow descriptor

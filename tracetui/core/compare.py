@@ -17,7 +17,7 @@ from itertools import count
 from typing import Any, Callable, Iterable, Sequence
 
 from tracetui.core.changes import ABSENT, MAX_FIELDS, DivergenceType, FieldChange
-from tracetui.core.model import Span, SpanKind
+from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.values import BYTES, IDS, VALUE, diff_field, iter_equal, strict_same
 
 __all__ = [
@@ -114,6 +114,17 @@ KEY_FIELDS: dict[SpanKind, frozenset[str]] = {
 }
 
 
+_ERROR = Status.ERROR
+
+
+def failed(span: Span) -> bool:
+    """Whether a span failed: ``status`` ``error``. ``ok`` and ``unset`` compare equal:
+    OpenTelemetry's UNSET is the default of a span that did not fail, and exporters
+    differ on whether they set OK (the OTel SDKs leave UNSET; many recorders write
+    ``ok``), so only failed / not failed is semantic."""
+    return span.status is _ERROR
+
+
 def _fast_spec(fields: tuple[_Field, ...], skip: frozenset[str]) -> tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...], tuple[int, ...]]:
     names = tuple(f[0] for f in fields if f[0] not in skip)
     flags = {f[0]: f[3] for f in fields}
@@ -194,7 +205,7 @@ def _deep_fallback(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[Field
     for group in (ins, None, outs):
         if group is None:
             for path, x, y in (("status", a.status.value, b.status.value), ("error_type", a.error_type, b.error_type)):
-                if x != y:
+                if x != y and (path != "status" or failed(a) is not failed(b)):
                     changes.append(FieldChange(path, x, y))
                     primary = primary or _STAT
             continue
@@ -262,7 +273,7 @@ def screen_pairs(
         a = originals[o]
         b = replays[r]
         kind = a.kind
-        if b.kind is not kind or a.status is not b.status or a.error_type != b.error_type:
+        if b.kind is not kind or (a.status is _ERROR) is not (b.status is _ERROR) or a.error_type != b.error_type:
             flag(k)
             continue
         getter, names, byte_idx = fast[kind][same]
@@ -305,7 +316,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
     for name, path, dtype, flags in ins:
         if diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
-    if a.status is not b.status:
+    if failed(a) is not failed(b):
         changes.append(FieldChange("status", a.status.value, b.status.value))
         if primary is None:
             primary = _STAT

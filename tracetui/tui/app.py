@@ -20,7 +20,7 @@ from textual.widgets import Footer
 
 from tracetui.core.errors import ReadError, TracetuiError
 from tracetui.core.model import Trace
-from tracetui.core.readers import read_replay, read_trace
+from tracetui.core.readers import read_replay, read_trace, split_run_ref
 from tracetui.tui.formatting import visible
 from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
@@ -157,8 +157,9 @@ class TraceTuiApp(App[int]):
                 self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
             view.set_diff(diff)
         self.refresh_bindings()  # d and w apply now
-        for side, trace in (("original", diff.original), ("replay", diff.replay)):
-            if len(trace.trace_ids) > 1:
+        for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
+                                        ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
+            if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
                 self.notify(
                     f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} runs; showing {trace.trace_id} "
                     f"(pick another with {side.upper()}#RUN; `tracetui show` lists them)",

@@ -16,7 +16,7 @@ from tracetui.core.model import ReadIssue, Trace
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
-from tracetui.core.readers.tree import finish_spans
+from tracetui.core.readers.tree import content_issues, finish_spans
 
 __all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
@@ -25,16 +25,38 @@ def _readers() -> tuple[Reader, ...]:
     hand-written cassette shapes last (one ``# reader:`` block per module)."""
     readers: list[Reader] = [NativeReader(), OtlpJsonReader()]
     # reader: otel-sdk-json (ConsoleSpanExporter, any-agent, JS ReadableSpan)
+    from tracetui.core.readers.otel_sdk import OtelSdkJsonReader
+    readers.append(OtelSdkJsonReader())
     # reader: langfuse
-    # reader: langsmith
-    # reader: openai-agents
-    # reader: inspect-ai
-    # reader: vcrpy
-    # reader: tau-bench
-    # reader: swe-agent
-    # reader: openhands
-    # reader: atif
+    from tracetui.core.readers.langfuse import LangfuseReader
+    readers.append(LangfuseReader())
+    # reader: langsmith (run-ingest post/patch payloads, run exports)
+    from tracetui.core.readers.langsmith import LangSmithReader
+    readers.append(LangSmithReader())
+    # reader: openai-agents (Agents SDK trace-ingest batches)
+    from tracetui.core.readers.openai_agents import OpenAIAgentsReader
+    readers.append(OpenAIAgentsReader())
+    # reader: inspect-ai (.json logs and .eval zips, one run per sample x epoch)
+    from tracetui.core.readers.inspect_ai import InspectAiReader
+    readers.append(InspectAiReader())
+    # reader: vcrpy (cassettes: LLM calls, reconstructed tool calls, other HTTP)
+    from tracetui.core.readers.vcrpy import VcrpyReader
+    readers.append(VcrpyReader())
+    # reader: tau-bench (results arrays {task_id, trial, reward, info, traj}, one run per trial)
+    from tracetui.core.readers.tau_bench import TauBenchReader
+    readers.append(TauBenchReader())
+    # reader: swe-agent (.traj trajectories, v1 function-calling and legacy v0.x)
+    from tracetui.core.readers.swe_agent import SweAgentReader
+    readers.append(SweAgentReader())
+    # reader: openhands (V0 action/observation events, V1 SDK events)
+    from tracetui.core.readers.openhands import OpenHandsReader
+    readers.append(OpenHandsReader())
+    # reader: atif (Harbor ATIF-v1.x trajectories)
+    from tracetui.core.readers.atif import AtifReader
+    readers.append(AtifReader())
     # reader: cassettes (hand-written shapes a-e; most generic, keep last)
+    from tracetui.core.readers.cassettes import CASSETTE_READERS
+    readers.extend(r() for r in CASSETTE_READERS)  # cassette-tools, -keyed, -events, -hashed, -blobs
     return tuple(readers)
 
 
@@ -105,8 +127,10 @@ def _read_file(p: str, format: str | None) -> tuple[Reader, ReaderOutput]:
                 if format is None:
                     raise FormatNotRecognised(
                         p,
-                        "format not recognised (tried: " + ", ".join(reader_names()) + "); "
-                        "pass --input-format if you know it",
+                        f"format not recognised: none of the {len(READERS)} readers knows this content "
+                        "(OTLP/JSON, OTel span dumps, Langfuse, LangSmith, OpenAI Agents, inspect-ai, vcrpy, "
+                        "tau-bench, SWE-agent, OpenHands, ATIF, cassettes, tracetui/1); "
+                        "pass --input-format NAME if you know it (`tracetui show --help` lists the names)",
                     )
             reader = _reader(format)
             gc_was = gc.isenabled()
@@ -177,15 +201,16 @@ def read_runs(path: str | os.PathLike[str], *, format: str | None = None) -> Tra
     p, run = split_run_ref(path)
     reader, out = _read_file(p, format)
     if run is not None:
-        return TraceFile(p, reader.name, [_pick(reader, out, p, run)], list(out.issues))
+        t = _pick(reader, out, p, run)
+        return TraceFile(p, reader.name, [t], list(t.issues))
     runs = [r for r in out.runs if r.spans or r.header]
     if not runs:
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
-    issues = list(out.issues)
     ids = [r.trace_id for r in runs if r.trace_id is not None]
-    traces = [_finish(reader, r, p, ids, issues) for r in runs]
+    traces = [_finish(reader, r, p, ids, out.issues, named=len(runs) > 1) for r in runs]
+    issues = list(out.issues)
     for t in traces:
-        t.issues = issues
+        issues.extend(t.issues[len(out.issues):])  # each run's own, after the file's
     return TraceFile(p, reader.name, traces, issues)
 
 
@@ -270,10 +295,14 @@ def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None) -> Tr
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
     ids = [r.trace_id for r in runs if r.trace_id is not None]
     run = runs[0] if trace_id is None else _select(runs, p, trace_id)
-    return _finish(reader, run, p, ids, list(out.issues))
+    return _finish(reader, run, p, ids, out.issues, named=len(runs) > 1)
 
 
-def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], issues: list[ReadIssue]) -> Trace:
+def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: list[ReadIssue], *, named: bool) -> Trace:
+    """One run as a ``Trace``: its tree made sound, its issues = the file's, the run's own, then
+    what finishing found (orphans, skew) and content the producer did not capture."""
+    issues = [*file_issues, *run.issues]
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
+    issues.extend(content_issues(spans, p, run.trace_id if named else None, format=reader.name))
     return Trace(spans=spans, header=run.header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)

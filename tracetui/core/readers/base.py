@@ -21,12 +21,17 @@ class RunSpans:
             ``finish_spans`` would fix: spans in ``seq`` order (all set), ids
             unique, every parent id naming an earlier span. ``read_trace`` then
             keeps the list as it is instead of a second pass over cold spans.
+        issues: Issues that concern this run only (a record of this run
+            skipped, its content missing); ``read_trace`` reports them with
+            the run, and not when another run of the file is picked. Issues of
+            the whole file go in ``ReaderOutput.issues``.
     """
 
     trace_id: str | None
     spans: list[Span] = field(default_factory=list)
     header: dict[str, Any] = field(default_factory=dict)
     in_order: bool = False
+    issues: list[ReadIssue] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -2,22 +2,38 @@
 
 JSONL: one header object (``"schema": "tracetui/1"``), then one span per line.
 A torn last line (no trailing newline, not parseable: the file is still being
-written) is held back with a warning, never an error.
+written) is held back with a warning, never an error; reading the file again
+once the line is complete loads it, without a warning.
+
+Damage read anyway (each reported with its line, see ``jsondoc``): a UTF-8
+byte-order mark at the start of the file or of a line, CRLF line ends (read as
+LF, silently), bare ``NaN``/``Infinity`` (kept as strings), integers beyond 64
+bits (kept exact), duplicate keys (last value kept), timestamps written as
+strings, floats or exponent form (read as the exact integer written).
+
+Several runs in one file: a header line after spans or after another header
+(``cat a.jsonl b.jsonl``) starts a new run, reported with a warning; the run
+is selected by its ``run_id`` / ``trace_id`` (``FILE#RUN``), made unique with a
+``-2``, ``-3``... suffix when two runs share one, or ``run-N`` when its header
+has neither.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import operator
 import os
 import tempfile
-from typing import Any, BinaryIO, Iterable
+from collections.abc import Iterable
+from typing import Any, BinaryIO
 
 import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import SPAN_KINDS, ReadIssue, Span, SpanKind, Status, Trace
 from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.jsondoc import bom_issue, exact_int, load_json, recheck
 
 SCHEMA = "tracetui/1"
 _BOM = b"\xef\xbb\xbf"
@@ -44,7 +60,9 @@ class NativeReader:
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file held in memory (the ``Reader`` protocol)."""
         parser = _LineParser(path)
-        data = data.removeprefix(_BOM)  # a UTF-8 byte-order mark some editors write
+        if data.startswith(_BOM):  # a UTF-8 byte-order mark some editors write
+            parser.out.issues.append(bom_issue(path, 1))
+            data = data[len(_BOM):]
         gc_was = gc.isenabled()
         gc.disable()  # building 100k+ small dicts: the cyclic GC only costs here
         try:
@@ -73,7 +91,9 @@ class NativeReader:
         256 KiB buffer is reused while hot in cache (0.2-0.3 s less a file).
         """
         parser = _LineParser(path)
-        head = head.removeprefix(_BOM)
+        if head.startswith(_BOM):
+            parser.out.issues.append(bom_issue(path, 1))
+            head = head[len(_BOM):]
         buf = bytearray(max(_CHUNK, 2 * len(head)))
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
@@ -111,7 +131,7 @@ _CHUNK = 256 * 1024
 class _LineParser:
     """The line loop of both ``NativeReader`` entry points, and what it has found so far."""
 
-    __slots__ = ("path", "out", "run", "ids", "in_order", "last_seq", "lineno")
+    __slots__ = ("ids", "in_order", "last_seq", "lineno", "odd_times", "out", "path", "run")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -125,6 +145,7 @@ class _LineParser:
         self.in_order = True
         self.last_seq = 0
         self.lineno = 0
+        self.odd_times: list[tuple[int, str, Any]] = []  # (line, field, value) of timestamps not written as ints
 
     def lines(self, data: bytes | bytearray, view: memoryview, size: int, *, final: bool) -> int:
         """Parse the lines of ``data[:size]``; return where the unparsed rest starts.
@@ -135,7 +156,7 @@ class _LineParser:
         path, issues, run = self.path, self.out.issues, self.run
         spans, ids = run.spans, self.ids
         in_order, last_seq, lineno = self.in_order, self.last_seq, self.lineno
-        loads, find = orjson.loads, data.find
+        loads, dumps, find, startswith = orjson.loads, orjson.dumps, data.find, data.startswith
         pos = 0
         try:
             while pos < size:
@@ -152,23 +173,45 @@ class _LineParser:
                 try:
                     obj = loads(view[start:end])
                 except orjson.JSONDecodeError as exc:
-                    if data[start:end].isspace():
+                    raw = bytes(view[start:end])
+                    if raw.isspace():
                         continue
-                    if last:
-                        issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
+                    found: list[ReadIssue] = []
+                    try:  # BOM (files joined with cat), NaN, numbers beyond a double: kept and reported
+                        obj = load_json(path, raw, found, line=lineno)
+                    except ReadError:
+                        if last:
+                            issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
+                        else:
+                            issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
+                        continue
+                    issues.extend(found)
+                else:
+                    # The writer's lines are orjson's own serialisation of what they parse to:
+                    # proven free of dropped duplicate keys and rounded big integers by one
+                    # dumps and a compare (+25% of the parse). Other lines: jsondoc.recheck.
+                    try:
+                        d = dumps(obj)
+                    except TypeError:  # nested deeper than orjson writes (255): recheck decides
+                        obj = recheck(path, data[start:end], obj, issues, line=lineno)
                     else:
-                        issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
-                    continue
+                        if len(d) != end - start or not startswith(d, start):
+                            obj = _recheck(path, data, start, end, obj, d, lineno, issues)
                 if type(obj) is not dict:
                     issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
                     continue
                 if "schema" in obj and "span_id" not in obj:
-                    _header(obj, run, path, lineno, issues)
+                    if run.header or spans:  # files joined with cat: a second run starts here
+                        run.in_order = in_order
+                        run = RunSpans(trace_id=None)
+                        self.out.runs.append(run)
+                        spans, ids, in_order, last_seq = run.spans, {}, True, 0
+                    _header(obj, run, self.out.runs, path, lineno, issues)
                     continue
                 span = _span_fast(obj, lineno)
                 if span is None:
                     in_order = False
-                    span = _span_from_obj(obj, path, lineno, issues)
+                    span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
                     if span is None:
                         continue
                 elif in_order:
@@ -185,6 +228,7 @@ class _LineParser:
                             span.parent_id = same
                 spans.append(span)
         finally:
+            self.run, self.ids = run, ids
             self.in_order, self.last_seq, self.lineno = in_order, last_seq, lineno
         return min(pos, size)
 
@@ -197,21 +241,51 @@ class _LineParser:
         run, out, path = self.run, self.out, self.path
         run.in_order = self.in_order
         self.ids = {}
-        if not run.header and not run.spans:
+        first = out.runs[0]
+        if not any(r.header or r.spans for r in out.runs):
             raise ReadError(path, "no tracetui/1 header and no span lines")
-        if not run.header:
+        if not first.header and first.spans:
             out.issues.append(ReadIssue(path, 1, "schema", "no header line; spans read without run metadata", "warning"))
+        if self.odd_times:
+            line, field, value = self.odd_times[0]
+            out.issues.append(ReadIssue(
+                path, line, field,
+                f"{len(self.odd_times)} timestamp(s) written as strings or floats, not integers (first: {value!r}); "
+                "read as the exact integer nanoseconds written (decimal digits, no float rounding)", "warning"))
         return out
 
 
-def _header(obj: dict[str, Any], run: RunSpans, path: str, lineno: int, issues: list[ReadIssue]) -> None:
-    if run.header:
-        issues.append(ReadIssue(path, lineno, "schema", "second header line ignored"))
-        return
+def _recheck(path: str, data: bytes | bytearray, start: int, end: int, obj: Any, d: bytes, lineno: int,
+             issues: list[ReadIssue]) -> Any:
+    """``obj``, or the line parsed again when orjson may have dropped a duplicate key or rounded a big integer.
+
+    A CRLF line end is the one difference allowed for free (orjson skips the CR).
+    """
+    if data[end - 1] == 13 and len(d) == end - 1 - start and data.startswith(d, start):
+        return obj
+    return recheck(path, data[start:end], obj, issues, line=lineno, dumped=d)
+
+
+def _header(obj: dict[str, Any], run: RunSpans, runs: list[RunSpans], path: str, lineno: int,
+            issues: list[ReadIssue]) -> None:
+    """Make ``obj`` the header of ``run``, the last of ``runs``; a run after the first is reported."""
     if obj.get("schema") != SCHEMA:
         issues.append(ReadIssue(path, lineno, "schema", f"schema {obj.get('schema')!r} is not {SCHEMA!r}; read as {SCHEMA}", "warning"))
     run.header = obj
-    run.trace_id = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+    tid = _str_or_none(obj.get("trace_id")) or _str_or_none(obj.get("run_id"))
+    if len(runs) == 1:
+        run.trace_id = tid
+        return
+    taken = {r.trace_id for r in runs[:-1]}
+    base = tid or f"run-{len(runs)}"
+    k, new = 1, base
+    while new in taken:
+        k += 1
+        new = f"{base}-{k}"
+    run.trace_id = new
+    named = f"run {tid!r}" if tid == new else (f"a run whose id {tid!r} is taken; read as {new!r}" if tid else f"a run without run_id or trace_id; read as {new!r}")
+    issues.append(ReadIssue(path, lineno, "schema", f"another header line: the file holds several runs (files joined with cat?); "
+                            f"the lines from here on are {named} (select it with FILE#{new})", "warning"))
 
 
 _REQUIRED = operator.itemgetter("span_id", "parent_id", "seq", "kind", "name", "start_ns", "end_ns", "status", "error_type")
@@ -260,7 +334,14 @@ def _str_or_none(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[ReadIssue]) -> Span | None:
+def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[ReadIssue],
+                   odd_times: list[tuple[int, str, Any]] | None = None) -> Span | None:
+    """The span of a line, reporting everything odd (the careful path).
+
+    Args:
+        odd_times: Where timestamps not written as integers are noted, to be
+            reported once per file; None: report each one here.
+    """
     span_id = obj.get("span_id")
     if span_id is None or span_id == "":
         issues.append(ReadIssue(path, lineno, "span_id", "missing span_id; line skipped"))
@@ -280,8 +361,8 @@ def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[Rea
     if status is None:
         issues.append(ReadIssue(path, lineno, "status", f"unknown status {status_s!r}; read as 'unset'", "warning"))
         status = Status.UNSET
-    start = _ns(obj.get("start_ns"), "start_ns", path, lineno, issues)
-    end = _ns(obj.get("end_ns"), "end_ns", path, lineno, issues)
+    start = _ns(obj.get("start_ns"), "start_ns", path, lineno, issues, odd_times)
+    end = _ns(obj.get("end_ns"), "end_ns", path, lineno, issues, odd_times)
     data = obj.get(kind.value)
     if data is None:
         data = {}
@@ -313,13 +394,20 @@ def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[Rea
     )
 
 
-def _ns(v: Any, field: str, path: str, lineno: int, issues: list[ReadIssue]) -> int | None:
-    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+def _ns(v: Any, field: str, path: str, lineno: int, issues: list[ReadIssue],
+        odd_times: list[tuple[int, str, Any]] | None = None) -> int | None:
+    """Integer ns from an int, or a string / float / exponent form read exactly (``jsondoc.exact_int``)."""
+    if v is None or type(v) is int:
         return v
-    if isinstance(v, str) and v.isdigit():
-        return int(v)
-    issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not integer nanoseconds; ignored", "warning"))
-    return None
+    n = exact_int(v) if type(v) in (str, float) else None
+    if n is None or n < 0:
+        issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not integer nanoseconds; ignored", "warning"))
+        return None
+    if odd_times is None:
+        issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not an integer; read as {n}", "warning"))
+    else:
+        odd_times.append((lineno, field, v))
+    return n
 
 
 def span_to_obj(span: Span) -> dict[str, Any]:
@@ -346,9 +434,18 @@ def span_to_obj(span: Span) -> dict[str, Any]:
 def dumps_trace(header: dict[str, Any], spans: Iterable[Span]) -> bytes:
     """Serialise a header and spans as tracetui/1 JSONL bytes (trailing newline)."""
     head = {"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}}
-    parts = [orjson.dumps(head)]
-    parts.extend(orjson.dumps(span_to_obj(s)) for s in spans)
+    parts = [_dumps_line(head)]
+    parts.extend(_dumps_line(span_to_obj(s)) for s in spans)
     return b"\n".join(parts) + b"\n"
+
+
+def _dumps_line(obj: dict[str, Any]) -> bytes:
+    """One line: orjson, or the standard library for what orjson cannot write (integers beyond
+    64 bits, lone surrogates, nesting deeper than 255), ASCII-escaped so the line is valid UTF-8."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def write_trace(path: str, trace: Trace | tuple[dict[str, Any], Iterable[Span]], *, overwrite: bool = False) -> None:

@@ -7,8 +7,16 @@ OTLP file exporter spec):
   (snake_case ``resource_spans`` / ``scope_spans`` too, and a top-level array of such
   documents);
 - the Collector ``file`` exporter's JSON Lines: one such object per line, spans of one
-  trace spread over many lines. A torn last line (no trailing newline, not parseable)
-  is held back with a warning; a bad line elsewhere is reported and skipped.
+  trace spread over many lines. A torn last line (no trailing newline, not parseable:
+  the file is still being written) is held back with a warning, and loaded by the
+  next read once complete; a bad line elsewhere is reported and skipped.
+
+Damage read anyway (``jsondoc``; each reported with its line or JSON path): a UTF-8
+byte-order mark at the start of the file or of a line (``cat``), CRLF line ends
+(silently), bare ``NaN``/``Infinity`` (kept as strings), integers beyond 64 bits
+(kept exact), duplicate keys (last value kept), timestamps as numbers in float or
+exponent form (``1.762161242118e18``, as a number or a string: the exact integer
+written, never rounded through a double; one warning per file).
 
 Values: ids in hex of any case (also ``0x``-prefixed, or base64 as protobuf's
 ``MessageToJson`` writes them) become lowercase hex; timestamps as strings or
@@ -23,6 +31,7 @@ from __future__ import annotations
 import base64
 import binascii
 import gc
+import math
 from typing import Any
 
 import orjson
@@ -30,6 +39,13 @@ import orjson
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.jsondoc import (
+    bom_issue,
+    careful_load,
+    exact_int,
+    load_json,
+    recheck,
+)
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 
 _HEX = frozenset("0123456789abcdef")
@@ -75,15 +91,23 @@ def _decode_int(v: Any) -> int:
     return n
 
 
-def _decode_double(v: Any) -> float:
+def _decode_double(v: Any) -> float | str:
+    """A ``doubleValue`` as a float; NaN and the infinities as the strings ``"NaN"``,
+    ``"Infinity"``, ``"-Infinity"`` (proto3 JSON writes them so): a float NaN is unequal
+    to itself and would make a span differ from its own copy."""
+    f: float | None = None
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v)
-    if isinstance(v, str):
+        f = float(v)
+    elif isinstance(v, str):
         try:
-            return float(v)  # proto3 JSON writes "NaN", "Infinity", "-Infinity"
+            f = float(v)
         except ValueError:
             pass
-    raise _BadValue(f"doubleValue {v!r} is not a number")
+    if f is None:
+        raise _BadValue(f"doubleValue {v!r} is not a number")
+    if not math.isfinite(f):
+        return "NaN" if math.isnan(f) else "Infinity" if f > 0 else "-Infinity"
+    return f
 
 
 def _decode_bytes(v: Any) -> str:
@@ -197,24 +221,43 @@ def normalize_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
     return s, f"{v!r} is neither {2 * nbytes}-digit hex nor base64; kept as is"
 
 
-def _ns(v: Any) -> tuple[int | None, bool]:
-    """Timestamp in ns from a string or number; 0 means unset. Returns ``(ns, ok)``."""
+_JSONL = object()
+"""Not one JSON document: read as JSON Lines."""
+
+_OK, _ODD, _BAD = 0, 1, 2
+"""How a timestamp was written: as the spec says (int64 as a string or number), in
+float or exponent form (read exactly, reported once per file), or not at all usable."""
+
+
+def _ns(v: Any) -> tuple[int | None, int]:
+    """Timestamp in ns from a string or number; 0 means unset. Returns ``(ns, _OK | _ODD | _BAD)``.
+
+    Float and exponent forms (``1.762161242118e18``, as a number or a string) give
+    the integer written, not the nearest double's (``jsondoc.exact_int``).
+    """
+    how = _OK
     if type(v) is str:
         try:
             n = int(v)
         except ValueError:
-            return None, False
-    elif isinstance(v, int) and not isinstance(v, bool):
+            m = exact_int(v)
+            if m is None:
+                return None, _BAD
+            n, how = m, _ODD
+    elif type(v) is int:
         n = v
-    elif isinstance(v, float) and v.is_integer():
-        n = int(v)
+    elif type(v) is float:
+        m = exact_int(v)
+        if m is None:
+            return None, _BAD
+        n, how = m, _ODD
     elif v is None:
-        return None, True
+        return None, _OK
     else:
-        return None, False
+        return None, _BAD
     if n < 0 or n > _UINT64_MAX:
-        return None, False
-    return (n if n > 0 else None), True
+        return None, _BAD
+    return (n if n > 0 else None), how
 
 
 class OtlpJsonReader:
@@ -249,6 +292,7 @@ class _Reading:
         self.path = path
         self.issues: list[ReadIssue] = []
         self.runs: dict[str | None, RunSpans] = {}
+        self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
 
     def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
         self.issues.append(ReadIssue(self.path, line, where, message, severity))
@@ -256,15 +300,26 @@ class _Reading:
     # -- envelope -------------------------------------------------------------------
 
     def run(self, data: bytes) -> ReaderOutput:
-        data = data.removeprefix(_BOM)
-        if not data.strip():
+        if data.startswith(_BOM):
+            self.issues.append(bom_issue(self.path, 1))
+            data = data[len(_BOM):]
+        if not data or data.isspace():  # isspace, not strip: no copy of the file
             raise ReadError(self.path, "file is empty")
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            self._jsonl(data, exc)
+        one_line = _one_line(data)
+        doc: Any = _JSONL
+        whole_error = "more than one JSON value"
+        # JSON Lines when the first line is a whole value and more follows: a whole-file
+        # orjson.loads would only fail, after 1.4 s on 400 MB.
+        if one_line or not _first_line_is_a_value(data):
+            try:
+                doc = recheck(self.path, data, orjson.loads(data), self.issues, line=1 if one_line else None)
+            except orjson.JSONDecodeError as exc:
+                whole_error = str(exc)
+                doc = self._refused_document(data, one_line)
+        if doc is _JSONL:
+            self._jsonl(data, whole_error)
         else:
-            line = 1 if b"\n" not in data.strip() else None
+            line = 1 if one_line else None
             if isinstance(doc, dict):
                 records = [(doc, "$")]
             elif isinstance(doc, list):
@@ -277,24 +332,48 @@ class _Reading:
                                 f"found {_describe(doc)}")
             for d, base in records:
                 self._record(d, base, line)
+        if self.odd_times:
+            line, where, value = self.odd_times[0]
+            self.issue(line, where, f"{len(self.odd_times)} timestamp(s) in float or exponent form (first: {value!r}); "
+                       "read as the exact integer nanoseconds written (decimal digits, no float rounding)", "warning")
         return ReaderOutput(runs=list(self.runs.values()), issues=self.issues)
 
-    def _jsonl(self, data: bytes, whole_error: orjson.JSONDecodeError) -> None:
+    def _refused_document(self, data: bytes, one_line: bool) -> Any:
+        """The document orjson refused (bare NaN, a number beyond a double...) read by ``careful_load``,
+        or ``_JSONL`` when that fails too (JSON Lines with a damaged first line, or a broken file:
+        ``_jsonl`` then reads it line by line and reports)."""
+        found: list[ReadIssue] = []
+        try:
+            doc = careful_load(self.path, data, found, line=1 if one_line else None)
+        except ReadError:
+            return _JSONL
+        self.issues.extend(found)
+        return doc
+
+    def _jsonl(self, data: bytes, whole_error: str) -> None:
         lines = data.split(b"\n")
         torn = not data.endswith(b"\n") and bool(lines) and lines[-1].strip() != b""
         last = len(lines)
         loaded = 0
         for lineno, raw in enumerate(lines, 1):
-            if not raw.strip():
+            if not raw or raw.isspace():
                 continue
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                if torn and lineno == last and loaded:
-                    self.issue(lineno, "", "last line is incomplete (file still being written?); held back", "warning")
-                else:
-                    self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
-                continue
+                found: list[ReadIssue] = []
+                try:  # a BOM (files joined with cat), NaN, a number beyond a double: kept and reported
+                    obj = load_json(self.path, raw, found, line=lineno)
+                except ReadError:
+                    if torn and lineno == last and loaded:
+                        self.issue(lineno, "", "last line is incomplete (file still being written?); held back",
+                                   "warning")
+                    else:
+                        self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
+                    continue
+                self.issues.extend(found)
+            else:
+                obj = recheck(self.path, raw, obj, self.issues, line=lineno)
             if not isinstance(obj, dict) or not _has_rs(obj):
                 self.issue(lineno, "", f"line holds no resourceSpans ({_describe(obj)}); line skipped")
                 continue
@@ -324,12 +403,20 @@ class _Reading:
                 p_ss = f"{p_rs}.{ss_key}[{j}]"
                 scope = next((ss[k] for k in _SCOPE_KEYS if isinstance(ss.get(k), dict)), None)
                 scope_name = scope.get("name") if scope else None
-                for k, sp in _items(self, ss.get("spans"), f"{p_ss}.spans", line):
-                    self._span(sp, f"{p_ss}.spans[{k}]", line, service, scope_name)
+                spans = ss.get("spans")
+                if type(spans) is list and all(type(sp) is dict for sp in spans):
+                    span = self._span  # the usual case: no generator, paths built only for issues
+                    for k, sp in enumerate(spans):
+                        span(sp, p_ss, k, line, service, scope_name)
+                    continue
+                for k, sp in _items(self, spans, f"{p_ss}.spans", line):
+                    self._span(sp, p_ss, k, line, service, scope_name)
 
     # -- one span -------------------------------------------------------------------
 
-    def _span(self, sp: dict[str, Any], where: str, line: int | None, service: Any, scope_name: Any) -> None:
+    def _span(self, sp: dict[str, Any], scope_where: str, k: int, line: int | None, service: Any,
+              scope_name: Any) -> None:
+        where = f"{scope_where}.spans[{k}]"
         sid, problem = normalize_id(_get(sp, "spanId", "span_id"), 8)
         if sid is None:
             self.issue(line, f"{where}.spanId", (problem or "missing spanId") + "; span skipped")
@@ -349,22 +436,27 @@ class _Reading:
         name = sp.get("name")
         name = name if isinstance(name, str) else "" if name is None else str(name)
         raw_start = _get(sp, "startTimeUnixNano", "start_time_unix_nano")
-        start, ok = _ns(raw_start)
-        if not ok:
-            self.issue(line, f"{where}.startTimeUnixNano", f"{raw_start!r} is not integer nanoseconds; ignored",
-                       "warning")
+        start, how = _ns(raw_start)
+        if how:
+            self._odd_time(how, line, f"{where}.startTimeUnixNano", raw_start)
         raw_end = _get(sp, "endTimeUnixNano", "end_time_unix_nano")
-        end, ok = _ns(raw_end)
-        if not ok:
-            self.issue(line, f"{where}.endTimeUnixNano", f"{raw_end!r} is not integer nanoseconds; ignored", "warning")
+        end, how = _ns(raw_end)
+        if how:
+            self._odd_time(how, line, f"{where}.endTimeUnixNano", raw_end)
         st = sp.get("status")
-        status, status_msg = (Status.UNSET, None) if not st else self._status(st, where, line)
+        if not st:
+            status, status_msg = Status.UNSET, None
+        elif type(st) is dict and len(st) == 1 and type(st.get("code")) is int and st["code"] in _STATUS_CODES:
+            status, status_msg = _STATUS_CODES[st["code"]], None  # {"code": 2}: the usual shape
+        else:
+            status, status_msg = self._status(st, where, line)
         attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
         ev = sp.get("events")
         events = self._events(ev, where, line) if ev else []
         kind, data, left, error_type = span_fields_from_attributes(
             name, attrs, events, status_error=status is Status.ERROR)
-        otel_kind = self._kind(sp.get("kind"))
+        k_raw = sp.get("kind")
+        otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
         if otel_kind is not None:
             left["otel.span_kind"] = otel_kind
         if status_msg:
@@ -373,16 +465,24 @@ class _Reading:
             left["service.name"] = service
         if scope_name:
             left["otel.scope.name"] = scope_name
-        kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
-        if kept:
-            left["otel.events"] = kept
-        span = Span(span_id=sid, parent_id=parent, seq=-1, kind=kind, name=name or kind.value,
-                    start_ns=start, end_ns=end, status=status, error_type=error_type,
-                    data=data, attributes=left, trace_id=tid, line=line)
+        if events:
+            kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
+            if kept:
+                left["otel.events"] = kept
+        # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
+        # data, attributes, trace_id, line), cheaper than keywords
+        span = Span(sid, parent, -1, kind, name or kind.value, start, end, status, error_type,
+                    data, left, tid, line)
         run = self.runs.get(tid)
         if run is None:
             run = self.runs[tid] = RunSpans(trace_id=tid)
         run.spans.append(span)
+
+    def _odd_time(self, how: int, line: int | None, where: str, raw: Any) -> None:
+        if how == _BAD:
+            self.issue(line, where, f"{raw!r} is not integer nanoseconds; ignored", "warning")
+        else:
+            self.odd_times.append((line, where, raw))
 
     def _status(self, st: Any, span_where: str, line: int | None) -> tuple[Status, str | None]:
         where = f"{span_where}.status"
@@ -433,8 +533,14 @@ class _Reading:
             if type(key) is not str or not key:
                 self.issue(line, f"{base}{suffix}[{i}]", "attribute without a string key; attribute skipped", "warning")
                 continue
+            v = kv.get("value")
+            if type(v) is dict and len(v) == 1:  # the common case inline: no call (0.1 us an attribute)
+                val = v.get("stringValue")
+                if type(val) is str:
+                    out[key] = val
+                    continue
             try:
-                out[key] = anyvalue(kv.get("value"))
+                out[key] = anyvalue(v)
             except _BadValue as exc:
                 self.issue(line, f"{base}{suffix}[{i}]", f"attribute {key!r}: {exc}; attribute skipped", "warning")
             except RecursionError:
@@ -465,6 +571,23 @@ def _items(reading: _Reading, raw: Any, where: str, line: int | None):  # type: 
             yield i, item
         else:
             reading.issue(line, f"{where}[{i}]", f"expected an object, found {type(item).__name__}; skipped")
+
+
+def _first_line_is_a_value(data: bytes) -> bool:
+    """Whether the first line parses on its own (the file is JSON Lines when more follows)."""
+    nl = data.find(b"\n")
+    try:
+        orjson.loads(data[:nl])
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _one_line(data: bytes) -> bool:
+    """Whether the text is one line (a trailing newline and blanks after it allowed; checked
+    on the last 64 KiB, so no copy of a big file)."""
+    nl = data.find(b"\n")
+    return nl < 0 or (len(data) - nl <= 65536 and data[nl:].isspace())
 
 
 def _has_rs(d: dict[str, Any]) -> bool:

@@ -1,0 +1,911 @@
+"""LangSmith reader: runs as the langsmith SDK sends them, or as exports list them.
+
+Accepted shapes (``../shared/design/formats.md`` §5; ``langsmith.schemas.Run``):
+
+- the run-ingest payload the SDK POSTs to ``/runs/batch``:
+  ``{"post": [run-create ...], "patch": [run-update ...]}``; a run posted and then
+  patched is merged by ``id`` (patch fields such as ``end_time``, ``outputs``,
+  ``error``, ``extra`` override; a ``null`` in a patch never erases a posted
+  value; ``extra.metadata`` is merged key by key). Corpus:
+  ``langsmith/langsmith_py_wrap_openai_reasoning.json``;
+- a single run object, a JSON list of runs (or of payloads), ``{"runs": [...]}``;
+- JSON Lines of runs (exports are one run per line) or of payloads; a patch may
+  come before its post. Runs nested in ``child_runs`` are read too.
+
+Runs -> spans: one span per run, ``span_id`` = run id. ``run_type`` ``llm`` ->
+llm, ``tool`` -> tool, ``retriever`` -> retrieval, ``chain`` / ``prompt`` /
+``parser`` / ``embedding`` -> other, except a ``chain`` that is a root or whose
+name says agent (``AgentExecutor``) -> agent. Parent: ``parent_run_id``, else the
+next-to-last segment of ``dotted_order`` (segments ``YYYYMMDDTHHMMSSffffffZ`` +
+run UUID joined by ``.``). Runs are grouped by ``trace_id`` (= root run id,
+else the first ``dotted_order`` segment, else the root found through parents)
+into one ``RunSpans`` each, in first-seen order. ``seq`` follows
+``dotted_order`` when every run of the trace has one (it sorts runs in
+execution order), else it is derived from ``start_time``. Times: ISO 8601 ->
+exact integer ns (no offset = UTC, as LangSmith stores them).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Iterable
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import orjson
+
+from tracetui.core.canonical import args_hash, parse_json_string
+from tracetui.core.errors import ReadError
+from tracetui.core.model import ReadIssue, Span, SpanKind, Status
+from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.otel_messages import (
+    merge_output,
+    normalize_finish_reason,
+    normalize_message,
+    normalize_role,
+    tool_call,
+)
+
+__all__ = ["LangSmithReader", "error_type_of", "iso_to_ns", "iter_documents", "lc_message", "ns_to_iso", "usage_from"]
+
+# -- times ---------------------------------------------------------------------------
+
+_ISO = re.compile(
+    r"\s*(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*"
+    r"(Z|z|[+-]\d{2}(?::?\d{2})?)?\s*\Z", re.ASCII)
+_DOTTED_TS = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{6})Z", re.ASCII)
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_NS = 1_000_000_000
+
+
+def _to_ns(y: str, mo: str, d: str, h: str, mi: str, s: str | None, frac: str | None) -> int | None:
+    try:
+        days = date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+    hh, mm, ss = int(h), int(mi), int(s or 0)
+    if hh > 24 or mm > 59 or ss > 60:
+        return None
+    ns = (((days * 24 + hh) * 60 + mm) * 60 + ss) * _NS
+    if frac:
+        ns += int(frac[:9].ljust(9, "0"))  # digits beyond ns are below the model's resolution
+    return ns
+
+
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_NAIVE = datetime(1970, 1, 1)
+
+
+def _offset_ns(tz: str | None) -> int:
+    if tz is None or tz in ("Z", "z"):
+        return 0
+    off = (int(tz[1:3]) * 3600 + (int(tz[-2:]) * 60 if len(tz) > 3 else 0)) * _NS
+    return -off if tz[0] == "-" else off
+
+
+def iso_to_ns(value: Any) -> int | None:
+    """An ISO 8601 date-time string as integer ns since the Unix epoch, exactly.
+
+    The fraction's digits are read as an integer (no float rounding; digits below
+    1 ns are dropped); an offset (``Z``, ``+02:00``, ``+0200``, ``+02``) is applied;
+    no offset means UTC (LangSmith stores naive UTC times). Returns None for
+    anything else. Up to 6 fraction digits go through ``datetime.fromisoformat``
+    (C, exact to the microsecond), more through a regular expression.
+    """
+    if type(value) is not str:
+        return None
+    if not (value[19:20] in (".", ",") and value[26:27].isdigit()):  # at most 6 fraction digits
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            td = dt - (_EPOCH_NAIVE if dt.tzinfo is None else _EPOCH_UTC)
+            return (td.days * 86400 + td.seconds) * _NS + td.microseconds * 1000
+    m = _ISO.match(value)
+    if m is None:
+        return None
+    y, mo, d, h, mi, s, frac, tz = m.groups()
+    ns = _to_ns(y, mo, d, h, mi, s, frac)
+    return None if ns is None else ns - _offset_ns(tz)
+
+
+def ns_to_iso(ns: int) -> str:
+    """Integer ns since the epoch as an ISO 8601 UTC string (``...T09:14:02.118Z``), exact."""
+    secs, rem = divmod(ns, _NS)
+    base = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=secs)).strftime("%Y-%m-%dT%H:%M:%S")
+    frac = f"{rem:09d}"
+    frac = frac[:6] if frac.endswith("000") else frac  # ms, us or ns digits, as the value needs
+    frac = frac[:3] if frac.endswith("000") else frac
+    return f"{base}Z" if frac == "000" else f"{base}.{frac}Z"
+
+
+# -- constants -----------------------------------------------------------------------
+
+_KINDS = {"llm": SpanKind.LLM, "tool": SpanKind.TOOL, "retriever": SpanKind.RETRIEVAL,
+          "chain": SpanKind.OTHER, "prompt": SpanKind.OTHER, "parser": SpanKind.OTHER,
+          "embedding": SpanKind.OTHER}
+_AGENT_NAME = re.compile(r"agent", re.IGNORECASE)
+_ERROR_TYPE = re.compile(r"\s*([A-Za-z_][\w.]*)(?:\(|:|\Z)")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_PAYLOAD_START = re.compile(rb'\A\s*\[?\s*\{\s*"(?:post|patch)"\s*:\s*\[')
+_DOTTED_HEAD = re.compile(rb'"dotted_order"\s*:\s*"\d{8}T\d{12}Z[0-9a-fA-F]{8}-')
+_RUN_TYPE_HEAD = re.compile(rb'"run_type"\s*:\s*"(?:llm|chain|tool|retriever|embedding|prompt|parser)"')
+_RUN_KEYS_HEAD = re.compile(rb'"(?:parent_run_id|trace_id|start_time|session_name)"\s*:')
+
+_NOT_PARAMS = frozenset({
+    "messages", "model", "model_name", "tools", "functions", "stream", "stream_options",
+    "extra_headers", "extra_query", "extra_body", "timeout", "_type", "system", "input",
+    "instructions", "prompt", "prompts", "api_key", "openai_api_key", "base_url",
+})
+"""Request keys that are not call parameters (content, transport, tool schemas)."""
+_LS_PARAMS = (("ls_temperature", "temperature"), ("ls_max_tokens", "max_tokens"), ("ls_stop", "stop"))
+_LC_ROLES = {
+    "HumanMessage": "user", "HumanMessageChunk": "user", "AIMessage": "assistant",
+    "AIMessageChunk": "assistant", "SystemMessage": "system", "SystemMessageChunk": "system",
+    "ToolMessage": "tool", "ToolMessageChunk": "tool", "FunctionMessage": "tool",
+    "FunctionMessageChunk": "tool",
+}
+_SIMPLE_ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+_LC_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat", "developer",
+                       "AIMessageChunk", "HumanMessageChunk"})
+
+
+def _s(v: Any) -> str | None:
+    return None if v is None else v if type(v) is str else str(v)
+
+
+def _d(v: Any) -> dict[str, Any]:
+    return v if type(v) is dict else {}
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def usage_from(*candidates: Any) -> dict[str, int] | None:
+    """``{input_tokens, output_tokens}`` from the first usage-like dict that has either.
+
+    Accepts OpenAI (``prompt_tokens`` / ``completion_tokens``), Anthropic and
+    LangChain ``usage_metadata`` (``input_tokens`` / ``output_tokens``).
+    """
+    for u in candidates:
+        if type(u) is not dict:
+            continue
+        i = _int(u.get("input_tokens", u.get("prompt_tokens")))
+        o = _int(u.get("output_tokens", u.get("completion_tokens")))
+        if i is not None or o is not None:
+            out: dict[str, int] = {}
+            if i is not None:
+                out["input_tokens"] = i
+            if o is not None:
+                out["output_tokens"] = o
+            return out
+    return None
+
+
+def _unwrap(v: Any, key: str) -> Any:
+    """``{"input": x}`` -> ``x`` (LangChain wraps single values so); anything else as is."""
+    if type(v) is dict and len(v) == 1 and key in v:
+        return v[key]
+    return v
+
+
+def error_type_of(error: str) -> str | None:
+    """The exception class a LangSmith ``error`` string starts with (``ValueError('x')``,
+    ``ToolException: ...``, JS ``Error: ...``), or None."""
+    m = _ERROR_TYPE.match(error)
+    return m.group(1) if m else None
+
+
+# -- messages ------------------------------------------------------------------------
+
+def lc_message(m: Any, default_role: str = "user") -> list[dict[str, Any]]:
+    """One message in any shape a LangSmith run holds, as tracetui messages.
+
+    LangChain-serialised (``{lc: 1, type: "constructor", id: [..., "HumanMessage"],
+    kwargs: {content, tool_calls, tool_call_id ...}}``), ``message_to_dict``
+    (``{type: "human", data: {...}}``), a message's own dict (``{type: "ai",
+    content, tool_calls}``), or anything ``otel_messages.normalize_message`` reads
+    (OpenAI, Anthropic, plain strings).
+    """
+    if type(m) is not dict:
+        return normalize_message(m, default_role)
+    if len(m) == 2:  # fast path: the plain {"role", "content": "text"} of most OpenAI-style inputs
+        role, content = m.get("role"), m.get("content")
+        if type(content) is str and type(role) is str and content[:1] != "[":
+            return [{"role": _SIMPLE_ROLES.get(role) or normalize_role(role, default_role), "content": content}]
+    role = None
+    fields: dict[str, Any] | None = None
+    if m.get("lc") is not None and type(m.get("kwargs")) is dict:
+        ident = m.get("id")
+        cls = ident[-1] if type(ident) is list and ident else None
+        fields = m["kwargs"]
+        role = _LC_ROLES.get(cls) if isinstance(cls, str) else None
+        if role is None:
+            role = normalize_role(fields.get("role", fields.get("type")), default_role)
+    elif "role" not in m and type(m.get("data")) is dict and isinstance(m.get("type"), str):
+        fields = m["data"]
+        role = normalize_role(fields.get("role", m["type"].removesuffix("MessageChunk").lower()), default_role)
+    elif "role" not in m and m.get("type") in _LC_TYPES:
+        fields = m
+        role = normalize_role(m.get("role", m["type"].removesuffix("MessageChunk").lower()), default_role)
+    if fields is None:
+        return normalize_message(m, default_role)
+    msg: dict[str, Any] = {"role": role, "content": fields.get("content")}
+    calls = fields.get("tool_calls")
+    if not calls:
+        calls = _d(fields.get("additional_kwargs")).get("tool_calls")
+    if calls:
+        msg["tool_calls"] = calls
+        if msg["content"] == "":
+            msg["content"] = None  # LangChain writes "" where OpenAI writes null beside tool calls
+        content = msg["content"]
+        if type(content) is list:  # Anthropic: tool_use blocks repeat the tool_calls
+            msg["content"] = [p for p in content
+                              if not (type(p) is dict and p.get("type") in ("tool_use", "tool_call", "function_call"))]
+    fc = _d(fields.get("additional_kwargs")).get("function_call")
+    if fc and not calls:
+        msg["function_call"] = fc
+    if fields.get("tool_call_id") is not None:
+        msg["tool_call_id"] = fields["tool_call_id"]
+    return normalize_message(msg, role or default_role)
+
+
+def _lc_messages(items: Iterable[Any], default_role: str = "user") -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in items:
+        out.extend(lc_message(m, default_role))
+    return out
+
+
+def _response_items(items: list[Any]) -> list[dict[str, Any]]:
+    """OpenAI Responses API input/output items as messages (function calls joined to
+    the assistant message, reasoning items dropped)."""
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if type(it) is not dict:
+            out.extend(normalize_message(it))
+            continue
+        t = it.get("type")
+        if t == "function_call":
+            c = tool_call({"id": it.get("call_id", it.get("id")), "name": it.get("name"),
+                           "arguments": it.get("arguments")})
+            if c is not None:
+                if out and out[-1]["role"] == "assistant":
+                    out[-1] = {**out[-1], "tool_calls": [*out[-1].get("tool_calls", ()), c]}
+                else:
+                    out.append({"role": "assistant", "content": None, "tool_calls": [c]})
+        elif t == "function_call_output":
+            out.extend(normalize_message({"role": "tool", "content": it.get("output"), "tool_call_id": it.get("call_id")}))
+        elif t == "reasoning":
+            continue
+        else:
+            out.extend(normalize_message(it, "assistant" if t == "message" and "role" not in it else "user"))
+    return out
+
+
+# -- the reader ----------------------------------------------------------------------
+
+class LangSmithReader:
+    """Reads LangSmith run-ingest payloads and run exports (JSON or JSON Lines)."""
+
+    name = "langsmith"
+
+    def sniff(self, head: bytes) -> bool:
+        """An object or array that starts as a ``{"post": [...]}`` / ``{"patch": [...]}``
+        payload, or holds a ``dotted_order`` value (timestamp + UUID), or a ``run_type``
+        of LangSmith's enum next to a run field (``parent_run_id``, ``trace_id``,
+        ``start_time``, ``session_name``)."""
+        h = head.removeprefix(BOM)
+        first = h.lstrip()[:1]
+        if first not in (b"{", b"["):
+            return False
+        if _PAYLOAD_START.match(h) or _DOTTED_HEAD.search(h):
+            return True
+        return _RUN_TYPE_HEAD.search(h) is not None and _RUN_KEYS_HEAD.search(h) is not None
+
+    def read(self, path: str, data: bytes) -> ReaderOutput:
+        """Parse a whole file into one run per trace id, in first-seen order.
+
+        Raises:
+            ReadError: empty, not JSON (no line of a JSONL file parses either), or
+                no run record anywhere.
+        """
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            return _Reading(path).run(data)
+        finally:
+            if gc_was:
+                gc.enable()
+
+
+def iter_documents(path: str, data: bytes, issues: list[ReadIssue]) -> tuple[list[tuple[int | None, Any]], bool]:
+    """The JSON values of a file: one document, or one per JSON Lines line.
+
+    Returns:
+        ``([(line, value)], jsonl)``: ``line`` is 1 for a one-line document, None
+        for a multi-line one, the line number in JSONL. A bad JSONL line is
+        reported and skipped; a torn last line is held back with a warning.
+
+    Raises:
+        ReadError: empty, or nothing parses (the whole-document error, with line
+            and column).
+    """
+    data = data.removeprefix(BOM)
+    if not data.strip():
+        raise ReadError(path, "file is empty")
+    nl = data.find(b"\n")
+    if 0 <= nl < len(data) - 1 and data[nl + 1:].strip():
+        try:  # a first line that is a whole JSON value, and more after it: JSON Lines
+            orjson.loads(data[:nl])
+            jsonl = True
+        except orjson.JSONDecodeError:
+            jsonl = False
+        if jsonl:
+            return _jsonl(path, data, issues), True
+    try:
+        doc = load_json(path, data, issues)
+    except ReadError as whole:
+        if data.strip().count(b"\n") < 1:
+            raise
+        out = _jsonl(path, data, issues)
+        if not out:
+            raise whole from None
+        return out, True
+    return [(1 if b"\n" not in data.strip() else None, doc)], False
+
+
+def _jsonl(path: str, data: bytes, issues: list[ReadIssue]) -> list[tuple[int | None, Any]]:
+    lines = data.split(b"\n")
+    out: list[tuple[int | None, Any]] = []
+    torn = not data.endswith(b"\n") and lines[-1].strip() != b""
+    last = len(lines)
+    for lineno, raw in enumerate(lines, 1):
+        try:
+            out.append((lineno, orjson.loads(raw)))
+            continue
+        except orjson.JSONDecodeError:
+            if not raw.strip():
+                continue
+        try:
+            out.append((lineno, load_json(path, raw, issues, line=lineno)))  # NaN, big ints
+        except ReadError as exc:
+            if torn and lineno == last and out:
+                issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); "
+                                        "held back", "warning"))
+            else:
+                issues.append(ReadIssue(path, lineno, "", f"{exc.reason}; line skipped"))
+    return out
+
+
+class _Rec:
+    """One run id: its post(s), its patches, where it was first seen."""
+
+    __slots__ = ("line", "patches", "post", "where")
+
+    def __init__(self, line: int | None, where: str) -> None:
+        self.post: dict[str, Any] | None = None
+        self.patches: list[dict[str, Any]] = []
+        self.line = line
+        self.where = where
+
+
+def _merge(post: dict[str, Any] | None, patches: list[dict[str, Any]]) -> dict[str, Any]:
+    if not patches:
+        return post or {}
+    out = dict(post) if post else {}
+    for p in patches:
+        for k, v in p.items():
+            old = out.get(k)
+            if v is None and old is not None:
+                continue  # a null in a patch never erases what was posted
+            if k == "extra" and type(v) is dict and type(old) is dict:
+                merged = {**old, **v}
+                if type(old.get("metadata")) is dict and type(v.get("metadata")) is dict:
+                    merged["metadata"] = {**old["metadata"], **v["metadata"]}
+                v = merged
+            out[k] = v
+    return out
+
+
+class _Reading:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.issues: list[ReadIssue] = []
+        self.recs: dict[str, _Rec] = {}
+        self.record_index = 0
+        self.single_line: int | None = None
+        self.jsonl = False
+        self.warned_types: set[str] = set()
+
+    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
+        self.issues.append(ReadIssue(self.path, line, where, message, severity))
+
+    def run(self, data: bytes) -> ReaderOutput:
+        docs, self.jsonl = iter_documents(self.path, data, self.issues)
+        for line, value in docs:
+            self.single_line = line
+            self._value(value, line, "$", top=True)
+        if not self.recs:
+            raise ReadError(self.path, "no LangSmith run found (expected a run object with an id, "
+                            "or a {\"post\": [...], \"patch\": [...]} payload)"
+                            + (f"; first problem: {self.issues[0]}" if self.issues else ""))
+        return ReaderOutput(runs=self._build(), issues=self.issues)
+
+    # -- collecting ------------------------------------------------------------------
+
+    def _value(self, v: Any, line: int | None, where: str, top: bool = False) -> None:
+        if type(v) is list:
+            if not top:
+                self.issue(line, where, "nested list is not a run; skipped")
+                return
+            for i, item in enumerate(v):
+                self._value(item, line, f"{where}[{i}]")
+            return
+        if type(v) is not dict:
+            self.issue(line, where, f"expected a run object, found {type(v).__name__}; skipped")
+            return
+        if "id" not in v and ("post" in v or "patch" in v):
+            for key in ("post", "patch"):
+                items = v.get(key)
+                if items is None:
+                    continue
+                if type(items) is not list:
+                    self.issue(line, f"{where}.{key}", f"expected a list, found {type(items).__name__}; skipped")
+                    continue
+                for i, r in enumerate(items):
+                    self._run(r, line, f"{where}.{key}[{i}]", patch=key == "patch")
+            return
+        if "id" not in v and type(v.get("runs")) is list:
+            for i, r in enumerate(v["runs"]):
+                self._run(r, line, f"{where}.runs[{i}]", patch=False)
+            return
+        self._run(v, line, where, patch=False)
+
+    def _run(self, r: Any, line: int | None, where: str, *, patch: bool) -> None:
+        if type(r) is not dict:
+            self.issue(line, where, f"expected a run object, found {type(r).__name__}; skipped")
+            return
+        rid = r.get("id")
+        if rid is None or rid == "":
+            self.issue(line, where, "run without an id; skipped")
+            return
+        rid = str(rid).strip().lower()
+        self.record_index += 1
+        rec_line = line if self.jsonl or self.single_line is not None else self.record_index
+        rec = self.recs.get(rid)
+        if rec is None:
+            rec = self.recs[rid] = _Rec(rec_line, where)
+        elif not patch and rec.post is None:  # the post of a run patched earlier: the span points at the post
+            rec.line, rec.where = rec_line, where
+        children = r.get("child_runs")
+        if type(children) is list and children:
+            r = {k: v for k, v in r.items() if k != "child_runs"}
+        if patch:
+            rec.patches.append(r)
+        elif rec.post is None:
+            rec.post = r
+        else:
+            self.issue(line, where, f"run {rid} posted twice; the later post's fields override", "warning")
+            rec.patches.append(r)
+        if type(children) is list:
+            for i, c in enumerate(children):
+                if type(c) is dict and c.get("parent_run_id") is None:
+                    c = {**c, "parent_run_id": rid}
+                self._run(c, line, f"{where}.child_runs[{i}]", patch=False)
+
+    # -- building --------------------------------------------------------------------
+
+    def _build(self) -> list[RunSpans]:
+        runs: dict[str, dict[str, Any]] = {}
+        dotted: dict[str, list[str] | None] = {}
+        parents: dict[str, str | None] = {}
+        tids: dict[str, str | None] = {}
+        for rid, rec in self.recs.items():
+            run = _merge(rec.post, rec.patches)
+            runs[rid] = run
+            if rec.post is None:
+                self.issue(rec.line, rec.where, f"run {rid} was patched but never posted; loaded from the patch alone"
+                           + ("" if run.get("run_type") else " (no run_type: shown as other)"), "warning")
+            segs = self._dotted(run.get("dotted_order"), rid, rec)
+            dotted[rid] = segs
+            parent = run.get("parent_run_id")
+            parent = str(parent).strip().lower() if parent not in (None, "") else None
+            if segs is not None and len(segs) > 1:
+                from_dotted = segs[-2][22:].lower()
+                if parent is None:
+                    parent = from_dotted
+                elif parent != from_dotted:
+                    self.issue(rec.line, f"{rec.where}.dotted_order",
+                               f"dotted_order names parent {from_dotted}, parent_run_id {parent}; parent_run_id kept", "warning")
+            parents[rid] = parent
+            tid = run.get("trace_id")
+            tid = str(tid).strip().lower() if tid not in (None, "") else None
+            if tid is None and segs is not None:
+                tid = segs[0][22:].lower()
+            tids[rid] = tid
+        # trace ids not given: the root reached through parents
+        for rid in runs:
+            if tids[rid] is None:
+                seen = {rid}
+                cur = rid
+                while parents.get(cur) is not None and parents[cur] in runs and parents[cur] not in seen:
+                    cur = parents[cur]  # type: ignore[assignment]
+                    seen.add(cur)
+                    if tids[cur] is not None:
+                        break
+                tids[rid] = tids[cur] if tids[cur] is not None else cur
+        groups: dict[str, list[str]] = {}
+        for rid in runs:
+            groups.setdefault(tids[rid], []).append(rid)  # type: ignore[arg-type]
+        out: list[RunSpans] = []
+        for tid, ids in groups.items():
+            out.append(self._trace(tid, ids, runs, dotted, parents))
+        return out
+
+    def _dotted(self, value: Any, rid: str, rec: _Rec) -> list[str] | None:
+        if value in (None, ""):
+            return None
+        segs = value.split(".") if type(value) is str else []
+        # the segments read: the run's own (last), its parent's, the root's (the trace id)
+        if not segs or not all(len(s) == 58 and _DOTTED_TS.match(s) and _UUID.match(s, 22)
+                               for s in {segs[0], segs[-2] if len(segs) > 1 else segs[0], segs[-1]}):
+            self.issue(rec.line, f"{rec.where}.dotted_order",
+                       f"dotted_order {value!r} is not timestamp+UUID segments joined by '.'; ignored", "warning")
+            return None
+        if segs[-1][22:].lower() != rid:
+            self.issue(rec.line, f"{rec.where}.dotted_order",
+                       f"dotted_order ends in {segs[-1][22:]}, not the run id {rid}; ignored", "warning")
+            return None
+        return segs
+
+    def _trace(self, tid: str, ids: list[str], runs: dict[str, dict[str, Any]],
+               dotted: dict[str, list[str] | None], parents: dict[str, str | None]) -> RunSpans:
+        by_dotted = all(dotted[i] is not None for i in ids)
+        if by_dotted:
+            ids = sorted(ids, key=lambda i: runs[i]["dotted_order"])
+        spans: list[Span] = []
+        missing = {"llm_in": 0, "llm_out": 0, "tool_out": 0, "open": 0}
+        for n, rid in enumerate(ids):
+            span = self._span(rid, runs[rid], parents[rid], tid, dotted[rid], n if by_dotted else -1, missing)
+            spans.append(span)
+        header = self._header(tid, ids, runs, spans, parents)
+        notes = []
+        if missing["llm_in"]:
+            notes.append(f"{missing['llm_in']} llm run(s) without input messages")
+        if missing["llm_out"]:
+            notes.append(f"{missing['llm_out']} llm run(s) without an output message")
+        if missing["tool_out"]:
+            notes.append(f"{missing['tool_out']} tool run(s) without output")
+        if missing["open"]:
+            notes.append(f"{missing['open']} run(s) never ended (no end_time: still running, or the patch is missing)")
+        if notes:
+            self.issue(None, f"trace {tid}", "content not recorded: " + "; ".join(notes), "warning")
+        return RunSpans(trace_id=tid, spans=spans, header=header)
+
+    def _header(self, tid: str, ids: list[str], runs: dict[str, dict[str, Any]], spans: list[Span],
+                parents: dict[str, str | None]) -> dict[str, Any]:
+        header: dict[str, Any] = {"run_id": tid}
+        roots = [s for s in spans if s.parent_id is None or s.parent_id not in runs]
+        root = next((s for s in roots if s.span_id == tid), roots[0] if roots else spans[0])
+        starts = [s.start_ns for s in roots if s.start_ns is not None]
+        if starts:
+            header["start_ns"] = min(starts)
+            header["started_at"] = ns_to_iso(header["start_ns"])
+        run = runs[root.span_id]
+        if root.name:
+            header["agent"] = root.name
+        if root.kind is SpanKind.LLM:
+            msgs = root.data.get("messages") or ()
+            user = next((m.get("content") for m in msgs if m.get("role") == "user"), None)
+            if user is not None:
+                header["input"] = user
+        elif run.get("inputs") not in (None, {}):
+            header["input"] = _unwrap(run["inputs"], "input")
+        llm = next((s for s in spans if s.kind is SpanKind.LLM), None)
+        if llm is not None:
+            model = {k: v for k, v in (("id", llm.data.get("model")), ("version", llm.attributes.get("response_model")),
+                                       ("provider", llm.data.get("provider"))) if v is not None}
+            if model:
+                header["model"] = model
+        md = _d(_d(run.get("extra")).get("metadata"))
+        if md.get("revision_id") is not None:
+            header["code_version"] = str(md["revision_id"])
+        if run.get("session_name") is not None:
+            header["project"] = run["session_name"]
+        outcome: dict[str, Any] = {}
+        if root.status is Status.ERROR:
+            outcome["status"] = "error"
+            if run.get("error"):
+                outcome["error"] = run["error"]
+        if run.get("feedback_stats"):
+            outcome["feedback"] = run["feedback_stats"]
+        if outcome:
+            header["outcome"] = outcome
+        return header
+
+    # -- one run ---------------------------------------------------------------------
+
+    def _span(self, rid: str, run: dict[str, Any], parent: str | None, tid: str, segs: list[str] | None,
+              seq: int, missing: dict[str, int]) -> Span:
+        rec = self.recs[rid]
+        name = _s(run.get("name")) or ""
+        rt = run.get("run_type")
+        rt_s = rt.lower() if type(rt) is str else None
+        kind = _KINDS.get(rt_s) if rt_s else SpanKind.OTHER
+        if kind is None:
+            kind = SpanKind.OTHER
+            if rt_s not in self.warned_types:
+                self.warned_types.add(rt_s)  # type: ignore[arg-type]
+                self.issue(rec.line, f"{rec.where}.run_type", f"unknown run_type {rt!r}; read as other", "warning")
+        if rt_s == "chain" and (parent is None or _AGENT_NAME.search(name)):
+            kind = SpanKind.AGENT
+        start = self._time(run, "start_time", rec)
+        if start is None and segs is not None:
+            m = _DOTTED_TS.match(segs[-1])
+            start = _to_ns(*m.groups()) if m else None
+        end = self._time(run, "end_time", rec)
+        error = run.get("error")
+        error = _s(error) if error not in (None, "") else None
+        status = Status.UNSET
+        if error is not None or run.get("status") == "error":
+            status = Status.ERROR
+        elif end is not None or run.get("status") == "success":
+            status = Status.OK
+        if end is None and run.get("status") != "success" and error is None:
+            missing["open"] += 1
+        error_type = error_type_of(error) if error else None
+        inputs = run.get("inputs")
+        outputs = run.get("outputs")
+        extra = _d(run.get("extra"))
+        attrs: dict[str, Any] = {}
+        if rt is not None:
+            attrs["run_type"] = rt
+        if kind is SpanKind.LLM:
+            data = self._llm(run, _d(inputs), outputs if type(outputs) is dict else {}, extra, attrs, rec)
+            if not data.get("messages"):
+                missing["llm_in"] += 1
+            if data.get("output") is None and status is not Status.ERROR:
+                missing["llm_out"] += 1
+        elif kind is SpanKind.TOOL:
+            data, call_status = _tool(name, inputs, outputs)
+            if call_status is Status.ERROR:
+                status = Status.ERROR
+            if "output" not in data and status is not Status.ERROR:
+                missing["tool_out"] += 1
+        elif kind is SpanKind.RETRIEVAL:
+            data = _retrieval(inputs, outputs)
+        else:
+            data = {}
+            if kind is SpanKind.AGENT:
+                data["agent_name"] = name
+            if inputs is not None and inputs != {}:
+                data["input"] = _unwrap(inputs, "input")
+            if outputs is not None and (outputs != {} or end is not None):
+                data["output"] = _unwrap(outputs, "output")
+        if error is not None:
+            attrs["error"] = error
+        tags = run.get("tags")
+        if tags:
+            attrs["tags"] = tags
+        md = extra.get("metadata")
+        if type(md) is dict:
+            md = {k: v for k, v in md.items() if not k.startswith("ls_")}
+            if md:
+                attrs["metadata"] = md
+        events = run.get("events")
+        if type(events) is list and events:
+            kept = [e for e in events if not (type(e) is dict and e.get("name") == "new_token")]
+            if kept:
+                attrs["events"] = kept
+        for k in ("reference_example_id", "session_id"):
+            if run.get(k) is not None:
+                attrs[k] = run[k]
+        return Span(span_id=rid, parent_id=parent, seq=seq, kind=kind, name=name or (rt_s or kind.value),
+                    start_ns=start, end_ns=end, status=status, error_type=error_type, data=data,
+                    attributes=attrs, trace_id=tid, line=rec.line)
+
+    def _time(self, run: dict[str, Any], key: str, rec: _Rec) -> int | None:
+        v = run.get(key)
+        if v is None:
+            return None
+        ns = iso_to_ns(v)
+        if ns is None:
+            self.issue(rec.line, f"{rec.where}.{key}", f"{key} {v!r} is not an ISO 8601 time; ignored", "warning")
+        return ns
+
+    def _llm(self, run: dict[str, Any], inputs: dict[str, Any], outputs: dict[str, Any], extra: dict[str, Any],
+             attrs: dict[str, Any], rec: _Rec) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        ip = _d(extra.get("invocation_params"))
+        md = _d(extra.get("metadata"))
+        model = inputs.get("model") or ip.get("model") or ip.get("model_name") or md.get("ls_model_name")
+        if model is not None:
+            data["model"] = _s(model)
+        if md.get("ls_provider") is not None:
+            data["provider"] = _s(md["ls_provider"])
+        params: dict[str, Any] = {}
+        for src in (ip, inputs if "messages" in inputs or "input" in inputs or "prompt" in inputs else {}):
+            for k, v in src.items():
+                if v is not None and k not in _NOT_PARAMS and not k.startswith("ls_"):
+                    params[k] = v
+        for ls_key, key in _LS_PARAMS:
+            if md.get(ls_key) is not None and key not in params:
+                params[key] = md[ls_key]
+        tools = inputs.get("tools") or ip.get("tools") or inputs.get("functions") or ip.get("functions")
+        messages = self._llm_messages(inputs, rec)
+        if params:
+            data["params"] = params
+        if messages is not None:
+            data["messages"] = messages
+        if tools:
+            try:
+                data["tool_schemas_hash"] = args_hash(tools)
+            except TypeError:
+                pass
+        self._llm_output(outputs, data, attrs)
+        usage = data.pop("_usage", None) or usage_from(
+            {"prompt_tokens": run.get("prompt_tokens"), "completion_tokens": run.get("completion_tokens")})
+        if usage:
+            data["usage"] = usage
+        return data
+
+    def _llm_messages(self, inputs: dict[str, Any], rec: _Rec) -> list[dict[str, Any]] | None:
+        raw = inputs.get("messages")
+        messages: list[dict[str, Any]] | None = None
+        if type(raw) is list:
+            if raw and all(type(x) is list for x in raw):
+                if len(raw) > 1:
+                    self.issue(rec.line, f"{rec.where}.inputs.messages",
+                               f"batch of {len(raw)} message lists in one llm run; the first is kept", "warning")
+                raw = raw[0]
+            messages = _lc_messages(raw)
+        elif type(inputs.get("prompts")) is list and inputs["prompts"]:
+            prompts = inputs["prompts"]
+            if len(prompts) > 1:
+                self.issue(rec.line, f"{rec.where}.inputs.prompts",
+                           f"batch of {len(prompts)} prompts in one llm run; the first is kept", "warning")
+            messages = normalize_message(prompts[0])
+        elif "input" in inputs and isinstance(inputs["input"], (str, list)):  # Responses API
+            inp: Any = inputs["input"]
+            messages = normalize_message(inp) if type(inp) is str else _response_items(inp)
+        elif type(inputs.get("prompt")) is str:
+            messages = normalize_message(inputs["prompt"])
+        system = inputs.get("system", inputs.get("instructions"))
+        if system and messages is not None:
+            messages = normalize_message({"role": "system", "content": system}, "system") + messages
+        return messages
+
+    @staticmethod
+    def _llm_output(outputs: dict[str, Any], data: dict[str, Any], attrs: dict[str, Any]) -> None:
+        out_msgs: list[dict[str, Any]] = []
+        finish: Any = None
+        usage_cands: list[Any] = [outputs.get("usage_metadata"), outputs.get("usage")]
+        response_model = None
+        choices = outputs.get("choices")
+        gens = outputs.get("generations")
+        if type(choices) is list and choices:  # OpenAI chat completion (or completion)
+            c0 = _d(choices[0])
+            msg = c0.get("message")
+            if msg is None and "text" in c0:
+                msg = {"role": "assistant", "content": c0["text"]}
+            out_msgs = normalize_message(msg, "assistant") if msg is not None else []
+            finish = c0.get("finish_reason")
+            if outputs.get("id") is not None:
+                data["response_id"] = _s(outputs["id"])
+            response_model = outputs.get("model")
+        elif type(gens) is list and gens:  # LangChain LLMResult
+            g0 = gens[0]
+            if type(g0) is list:
+                g0 = g0[0] if g0 else None
+            g0 = _d(g0)
+            msg = g0.get("message")
+            if msg is not None:
+                out_msgs = lc_message(msg, "assistant")
+                kw = _d(msg.get("kwargs")) if type(msg) is dict and "kwargs" in msg else _d(msg)
+                rm = _d(kw.get("response_metadata"))
+                finish = rm.get("finish_reason", rm.get("stop_reason"))
+                usage_cands.append(kw.get("usage_metadata"))
+                usage_cands.append(rm.get("token_usage", rm.get("usage")))
+                response_model = rm.get("model_name", rm.get("model"))
+                if rm.get("id") is not None:
+                    data["response_id"] = _s(rm["id"])
+            elif g0.get("text") is not None:
+                out_msgs = [{"role": "assistant", "content": _s(g0["text"])}]
+            gi = _d(g0.get("generation_info"))
+            finish = gi.get("finish_reason", finish)
+            lo = _d(outputs.get("llm_output"))
+            usage_cands.insert(0, lo.get("token_usage", lo.get("usage")))
+            response_model = lo.get("model_name", response_model)
+        elif type(outputs.get("output")) is list and outputs.get("object") == "response" or \
+                (type(outputs.get("output")) is list and outputs.get("id") is not None):  # Responses API
+            out_msgs = _response_items(outputs["output"])
+            if outputs.get("id") is not None:
+                data["response_id"] = _s(outputs["id"])
+            response_model = outputs.get("model")
+            finish = outputs.get("status") if outputs.get("status") not in (None, "completed") else None
+        elif "content" in outputs and ("role" in outputs or outputs.get("type") == "message"):  # Anthropic message
+            out_msgs = normalize_message(outputs, "assistant")
+            finish = outputs.get("stop_reason")
+            if outputs.get("id") is not None:
+                data["response_id"] = _s(outputs["id"])
+            response_model = outputs.get("model")
+        elif "output" in outputs:  # a traceable function's return value
+            out_msgs = lc_message(outputs["output"], "assistant") if outputs["output"] is not None else []
+        out = merge_output(out_msgs)
+        if out is not None:
+            data["output"] = out
+        fr = normalize_finish_reason(finish)
+        if fr is not None:
+            data["finish_reason"] = fr
+        if response_model is not None:
+            attrs["response_model"] = response_model
+        usage = usage_from(*usage_cands)
+        if usage:
+            data["_usage"] = usage
+
+
+def _tool(name: str, inputs: Any, outputs: Any) -> tuple[dict[str, Any], Status | None]:
+    data: dict[str, Any] = {"tool_name": name}
+    status: Status | None = None
+    if type(inputs) is dict and inputs:
+        args = parse_json_string(inputs["input"]) if len(inputs) == 1 and "input" in inputs else inputs
+        data["arguments"] = args
+        try:
+            data["args_hash"] = args_hash(args)
+        except TypeError:
+            pass
+    elif inputs is not None and inputs != {}:
+        data["arguments"] = parse_json_string(inputs)
+        data["args_hash"] = args_hash(data["arguments"])
+    if outputs is not None and outputs != {}:
+        out = outputs["output"] if type(outputs) is dict and "output" in outputs else outputs
+        if type(out) is dict:  # a serialised ToolMessage carries the call id and status
+            kw = out.get("kwargs") if out.get("lc") is not None and type(out.get("kwargs")) is dict else \
+                out if out.get("type") == "tool" and "tool_call_id" in out else None
+            if kw is not None:
+                if kw.get("tool_call_id") is not None:
+                    data["call_id"] = _s(kw["tool_call_id"])
+                if kw.get("status") == "error":
+                    status = Status.ERROR
+                out = kw.get("content")
+        data["output"] = out
+    return data, status
+
+
+def _retrieval(inputs: Any, outputs: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if type(inputs) is dict and "query" in inputs:
+        data["query"] = inputs["query"]
+    elif inputs is not None and inputs != {}:
+        data["query"] = _unwrap(inputs, "input")
+    docs = outputs.get("documents") if type(outputs) is dict and "documents" in outputs else _unwrap(outputs, "output")
+    if type(docs) is list:
+        out = []
+        for d in docs:
+            if type(d) is not dict:
+                out.append({"text": _s(d)})
+                continue
+            kw = d["kwargs"] if d.get("lc") is not None and type(d.get("kwargs")) is dict else d
+            md = _d(kw.get("metadata"))
+            doc: dict[str, Any] = {}
+            did = kw.get("id", md.get("id"))
+            if did is not None:
+                doc["id"] = _s(did)
+            score = md.get("score", md.get("relevance_score"))
+            if score is not None:
+                doc["score"] = score
+            doc["text"] = kw.get("page_content", kw.get("text"))
+            out.append(doc)
+        data["documents"] = out
+    return data
