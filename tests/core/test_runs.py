@@ -79,3 +79,13 @@ def test_read_runs_and_summary_count_every_run() -> None:
     assert s["kinds"]["llm"] == 3  # the second run's call adds up
     only = read_runs(f"{TWO}#{SECOND}")
     assert [t.trace_id for t in only.runs] == [SECOND]
+
+
+def test_a_picked_run_reports_its_own_issues_not_the_other_runs() -> None:
+    """tau-bench: run task-33-trial-0 was not graded (warned); picking task-1-trial-0 does not say so."""
+    from corpus import corpus
+
+    path = corpus("tau-bench/gpt-4o-airline.json")
+    assert not any("task-33" in i.message for i in read_trace(f"{path}#task-1-trial-0").issues)
+    assert any("task-33-trial-0" in i.message for i in read_trace(f"{path}#task-33-trial-0").issues)
+    assert sum("not graded" in i.message for i in read_runs(path).issues) == 5

@@ -23,6 +23,11 @@ ROOT = TESTS.parent
 AIRLINE = "tau-bench/gpt-4o-airline.json"
 
 
+
+def all_issues(out):  # type: ignore[no-untyped-def]
+    """The file's issues, then each run's, in run order."""
+    return [*out.issues, *(i for r in out.runs for i in r.issues)]
+
 def read(path: Path) -> Any:
     return TauBenchReader().read(str(path), path.read_bytes())
 
@@ -66,11 +71,13 @@ def test_corpus_counts_match_sources() -> None:
 
 def test_corpus_issues_are_the_five_ungraded_results() -> None:
     out = read(corpus(AIRLINE))
-    assert [(i.where, i.severity) for i in out.issues] == [
+    assert [(i.where, i.severity) for i in all_issues(out)] == [
         ("$[33].info.reward_info", "warning"), ("$[52].info.reward_info", "warning"),
         ("$[109].info.reward_info", "warning"), ("$[159].info.reward_info", "warning"),
         ("$[196].info.reward_info", "warning")]
-    assert "task-33-trial-0" in out.issues[0].message and "'search_direct_flight'" in out.issues[0].message
+    assert "task-33-trial-0" in all_issues(out)[0].message and "'search_direct_flight'" in all_issues(out)[0].message
+    assert out.issues == []  # every one concerns one run: reported with that run only
+    assert [i.where for i in next(r for r in out.runs if r.trace_id == "task-33-trial-0").issues] == ["$[33].info.reward_info"]
 
 
 def test_first_run_spans_and_header() -> None:
@@ -150,7 +157,7 @@ def test_retail_file_parallel_calls_unanswered_calls_and_bad_records() -> None:
     assert "output" not in transferred.spans[2].data
     assert transferred.header["outcome"] == {"reward": 0.0, "source": "transfer_to_human_agents", "user_cost": 0.002}
     assert [s.span_id for s in broken.spans] == ["root"] and broken.spans[0].name == "tau-bench task 7"
-    assert [(i.where, i.severity) for i in out.issues] == [
+    assert [(i.where, i.severity) for i in all_issues(out)] == [
         ("$[1]", "skipped"),
         ("$[2].traj[2].tool_calls[0]", "warning"),
         ("$[2].info.reward_info", "warning"),

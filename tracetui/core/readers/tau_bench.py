@@ -100,7 +100,9 @@ def _read(path: str, data: bytes) -> ReaderOutput:
         if type(r) is not dict:
             issues.append(ReadIssue(path, None, f"$[{k}]", f"not a result object ({type(r).__name__}); skipped"))
             continue
-        runs.append(_run(path, k, r, seen, cache, issues))
+        run_issues: list[ReadIssue] = []  # reported with this run only, not when another run is picked
+        runs.append(_run(path, k, r, seen, cache, run_issues))
+        runs[-1].issues = run_issues
     return ReaderOutput(runs, issues)
 
 
