@@ -94,6 +94,10 @@ def test_diff_takes_file_hash_run_on_both_sides() -> None:
     assert code == 1
     doc = orjson.loads(out)
     assert doc["first_divergence"] is not None
+    assert (doc["original"]["run_count"], doc["replay"]["trace_id"]) == (2, SECOND)
+    _, text, _ = run("diff", f"{TWO}#4bf92f", f"{TWO}#{SECOND}")
+    assert f"original: {TWO}#4bf92f3577b34da6a3ce929d0e0e4736 (otlp-json" in text
+    assert f"replay:   {TWO}#{SECOND} (otlp-json" in text
 
 
 def test_the_several_runs_note_only_when_no_run_was_picked() -> None:
@@ -101,3 +105,14 @@ def test_the_several_runs_note_only_when_no_run_was_picked() -> None:
     assert err.count("holds 2 runs") == 2 and "ORIGINAL#RUN" in err and "REPLAY#RUN" in err
     _, _, err = run("diff", f"{TWO}#4bf9", f"{TWO}#{SECOND}")
     assert "holds 2" not in err
+
+
+def test_convert_to_stdout_and_through_a_symlink(tmp_path: Path) -> None:
+    code, out, _ = run("convert", str(SAMPLE), "-")
+    assert code == 0 and out.startswith('{"schema":"tracetui/1"')
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert run("convert", str(SAMPLE), str(link), "--force")[0] == 0
+    assert link.is_symlink() and real.read_text().startswith('{"schema":"tracetui/1"')

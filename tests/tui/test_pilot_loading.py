@@ -107,6 +107,7 @@ async def test_read_issues_are_counted_and_listed_on_w() -> None:
         assert isinstance(app.screen, IssuesScreen)
         listed = widget_text(app.screen.query_one("#issues-text"))
         assert "replay_with_issues.jsonl:4: not valid JSON" in listed
+        assert "skipped  replay   " in listed  # each issue says which side it came from
         assert "replay_with_issues.jsonl:6 (kind): unknown kind 'wizard'" in listed
         await pilot.press("escape")
         await pilot.pause()
@@ -151,3 +152,17 @@ async def test_file_hash_run_opens_the_named_runs_of_a_multi_run_file() -> None:
         header = app.query_one(AlignedHeader)
         assert "#4bf92f3577b34da6a3ce929d0e0e4736" in header._left.plain
         assert "#0af7651916cd43dd8448eb211c80319c" in header._right.plain
+
+
+async def test_run_input_changes_are_announced_on_load() -> None:
+    """The SWE-agent pair ran under two tool configurations: the changed tool-schema hash, which
+    explains edit vs insert, is said on load, before any span."""
+    from corpus import corpus
+
+    a = corpus("swe-agent/marshmallow-1867__function_calling.traj")
+    b = corpus("swe-agent/marshmallow-1867__function_calling_replace.traj")
+    app = TraceTuiApp(a, b)
+    async with app.run_test(size=(140, 35)) as pilot:
+        await wait_loaded(pilot)
+        notes = [n for n in app._notifications if n.title == "run inputs changed"]
+        assert len(notes) == 1 and 'tool_schema_hash: "4000f82b71dbc499" → "840a73adabeda93e"' in notes[0].message

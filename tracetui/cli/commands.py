@@ -106,10 +106,22 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if trace.trace_id is not None:
             header.setdefault("run_id", trace.trace_id)
         header.setdefault("converted_from", {"format": trace.format, "file": os.path.basename(trace.path)})
+    if args.out == "-":  # stdout: pipe it on (`tracetui convert X - | jq`)
+        from tracetui.core.readers.native import dumps_trace
+
+        payload = dumps_trace(header, trace.spans)
+        if hasattr(out, "buffer"):
+            out.flush()
+            out.buffer.write(payload)
+        else:
+            out.write(payload.decode())
+        out.flush()
+        return 0
     if os.path.isdir(args.out):
         raise ReadError(args.out, "is a directory; give the file to write")
+    target = os.path.realpath(args.out) if os.path.islink(args.out) else args.out  # --force replaces what the link points to, not the link
     try:
-        write_trace(args.out, (header, trace.spans), overwrite=args.force)
+        write_trace(target, (header, trace.spans), overwrite=args.force)
     except FileExistsError:
         raise ReadError(args.out, "already exists; pass --force to replace it") from None
     except OSError as exc:

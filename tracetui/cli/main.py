@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "gives the same bytes.",
     )
     convert.add_argument("trace", metavar="TRACE", help="a trace file, or FILE#RUN")
-    convert.add_argument("out", metavar="OUT", help="the tracetui/1 file to write")
+    convert.add_argument("out", metavar="OUT", help="the tracetui/1 file to write; - writes to stdout")
     _add_input_format(convert, "TRACE")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
     return parser

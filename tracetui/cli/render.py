@@ -85,12 +85,20 @@ def _summary(d: dict[str, Any]) -> str:
     return f"  [{fields}{more}]" if fields else ""
 
 
+def _where(side: dict[str, Any]) -> str:
+    """A side's file, with ``#RUN`` when the file holds several runs."""
+    text = safe(side["path"])
+    if side.get("run_count", 1) > 1 and side.get("trace_id") is not None:
+        text += "#" + safe(str(side["trace_id"]))
+    return text
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The text report: both files, what changed in the run's inputs, the first divergence field by field, the rest one per line, counts."""
     o, r = report["original"], report["replay"]
     lines = [
-        f"original: {safe(o['path'])} ({o['format']}, {_spans(o['span_count'])})",
-        f"replay:   {safe(r['path'])} ({r['format']}, {_spans(r['span_count'])})",
+        f"original: {_where(o)} ({o['format']}, {_spans(o['span_count'])})",
+        f"replay:   {_where(r)} ({r['format']}, {_spans(r['span_count'])})",
     ]
     changes = report.get("run_changes") or []
     if changes:

@@ -4,7 +4,7 @@ This is what ``tracetui diff --format json`` prints and what CI consumes.
 Shape (``schema_version`` 1)::
 
     {"schema_version": 1,
-     "original": {"path", "format", "trace_id", "span_count", "skipped"},
+     "original": {"path", "format", "trace_id", "run_count", "span_count", "skipped"},
      "replay":   {... same ...},
      "first_divergence": null | DIVERGENCE,
      "divergences": [DIVERGENCE, ...],          # in the original's execution order
@@ -126,6 +126,7 @@ def _trace_record(t: Trace) -> dict[str, Any]:
         "path": t.path,
         "format": t.format,
         "trace_id": t.trace_id,
+        "run_count": max(1, len(t.trace_ids)),
         "span_count": len(t.spans),
         "skipped": [str(i) for i in t.issues],
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+import orjson
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -21,6 +22,7 @@ from textual.widgets import Footer
 from tracetui.core.errors import ReadError, TracetuiError
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_replay, read_trace, split_run_ref
+from tracetui.core.report import run_changes
 from tracetui.tui.formatting import visible
 from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
@@ -157,6 +159,11 @@ class TraceTuiApp(App[int]):
                 self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
             view.set_diff(diff)
         self.refresh_bindings()  # d and w apply now
+        changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
+        if changes:  # prompt version, model, tool schemas: what changed before any span ran
+            shown = "\n".join(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}" for c in changes[:6])
+            more = f"\n… {len(changes) - 6} more" if len(changes) > 6 else ""
+            self.notify(visible(shown) + more, title="run inputs changed", markup=False, timeout=12)
         for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
                                         ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
             if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
@@ -234,11 +241,20 @@ class TraceTuiApp(App[int]):
         """List what the readers skipped or doubted in both files."""
         if self.diff is None:
             return
-        issues = [*self.diff.original.issues, *self.diff.replay.issues]
+        issues = [*(("original", i) for i in self.diff.original.issues), *(("replay", i) for i in self.diff.replay.issues)]
         if not issues:
             self.notify("Both files loaded without warnings.", title="load warnings", markup=False)
             return
         self.push_screen(IssuesScreen(issues))
+
+
+def _short(value: object, limit: int = 40) -> str:
+    """A header value as compact JSON, cut to ``limit`` characters."""
+    try:
+        text = orjson.dumps(value, default=str).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _column_title(side: str, path: str, trace: Trace | None) -> Text:

@@ -21,23 +21,28 @@ SHOWN = 2000
 
 
 class IssuesScreen(ModalScreen[None]):
-    """Modal list of read issues (``str(ReadIssue)``: ``path:line (field): message``)."""
+    """Modal list of read issues, each with the side it came from (``original``, ``replay``, or
+    ``both`` when the two sides are the same file) and ``str(ReadIssue)``: ``path:line (field): message``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,w", "close", "Close", id="close-issues"),
     ]
 
-    def __init__(self, issues: Sequence[ReadIssue]) -> None:
+    def __init__(self, issues: Sequence[tuple[str, ReadIssue]]) -> None:
         super().__init__()
-        self.issues = list(issues)
-        """The issues listed."""
+        merged: dict[ReadIssue, str] = {}
+        for side, issue in issues:  # the same file on both sides: each issue once, as "both"
+            merged[issue] = "both" if merged.get(issue, side) != side else side
+        self.issues: list[tuple[str, ReadIssue]] = [(side, issue) for issue, side in merged.items()]
+        """The issues listed, with their side."""
 
     def compose(self) -> ComposeResult:
         text = Text()
-        for n, issue in enumerate(self.issues[:SHOWN]):
+        for n, (side, issue) in enumerate(self.issues[:SHOWN]):
             if n:
                 text.append("\n")
             text.append("skipped  " if issue.severity == "skipped" else "warning  ", "bold")
+            text.append(f"{side:<9}", "dim")
             text.append(visible(str(issue)))
         if len(self.issues) > SHOWN:
             text.append(f"\n… and {len(self.issues) - SHOWN:,} more", "dim")
