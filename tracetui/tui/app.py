@@ -163,7 +163,7 @@ class TraceTuiApp(App[int]):
         if changes:  # prompt version, model, tool schemas: what changed before any span ran
             shown = "\n".join(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}" for c in changes[:6])
             more = f"\n… {len(changes) - 6} more" if len(changes) > 6 else ""
-            self.notify(visible(shown) + more, title="run inputs changed", markup=False, timeout=12)
+            self.notify(visible(shown) + more, title="run inputs changed", markup=False, timeout=8)
         for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
                                         ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
             if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
