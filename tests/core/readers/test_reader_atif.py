@@ -16,7 +16,7 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import SpanKind, Status
 from tracetui.core.readers import read_runs, read_trace, sniff_format
 from tracetui.core.readers.atif import AtifReader
-from tracetui.core.readers.openhands import iso_ns
+from tracetui.core.readers.timefmt import iso_ns
 
 TESTS = Path(__file__).resolve().parents[2]
 DATA = TESTS / "data" / "atif"

@@ -13,7 +13,7 @@ from corpus import CORPUS, corpus
 from tracetui.core.errors import ReadError
 from tracetui.core.model import SpanKind, Status, Trace
 from tracetui.core.readers import read_trace
-from tracetui.core.readers.langsmith import LangSmithReader, iso_to_ns, lc_message
+from tracetui.core.readers.langsmith import LangSmithReader, lc_message
 from tracetui.core.readers.openai_agents import OpenAIAgentsReader
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "langsmith"
@@ -217,16 +217,6 @@ def test_error_run_and_retriever_and_named_agent_chain(tmp_path: Path) -> None:
                         "documents": [{"id": "doc-3", "score": 0.9, "text": "Refunds within 30 days."}]}
     assert root.parent_id is None and agent.parent_id == R and ret.parent_id == L1
     assert {s.trace_id for s in run.spans} == {R}  # trace id found through parents
-
-
-def test_iso_times_exact() -> None:
-    assert iso_to_ns("1970-01-01T00:00:00Z") == 0
-    assert iso_to_ns("1970-01-01T00:00:00.123456789123Z") == 123456789  # below ns dropped, never rounded
-    assert iso_to_ns("1970-01-01T01:00:00.5+01:00") == 500_000_000
-    assert iso_to_ns("1970-01-01T00:00:00-0130") == 5400 * 10**9
-    assert iso_to_ns("2024-10-11T20:58:24.544431") == _ns(2024, 10, 11, 20, 58, 24, 544431)  # naive = UTC
-    assert iso_to_ns("2024-02-30T00:00:00Z") is None
-    assert iso_to_ns(1728680304) is None
 
 
 def test_not_json_at_all_raises(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Status
 from tracetui.core.readers import read_runs, read_trace, sniff_format
-from tracetui.core.readers.openhands import OpenHandsReader, iso_ns, ns_iso
+from tracetui.core.readers.openhands import OpenHandsReader
+from tracetui.core.readers.timefmt import iso_ns
 
 TESTS = Path(__file__).resolve().parents[2]
 DATA = TESTS / "data" / "openhands"
@@ -270,30 +271,6 @@ def test_bad_events_are_skipped_and_named(tmp_path: Path) -> None:
     out = OpenHandsReader().read("f", orjson.dumps(events))
     assert [(i.where, i.severity) for i in out.issues] == [("$[1]", "skipped"), ("$[2]", "skipped")]
     assert out.runs[0].spans[0].data["input"] == "x"
-
-
-# --- times ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("text, ns", [
-    ("1970-01-01T00:00:00", 0),
-    ("2025-01-27T22:44:56.900854", 1738017896900854000),
-    ("2025-01-27T22:44:56.900854123999Z", 1738017896900854123),  # past ns: dropped, not rounded
-    ("2025-01-27T23:44:56.9+01:00", 1738017896900000000),
-    ("2025-01-27T17:44:56.9-0500", 1738017896900000000),
-    ("2025-01-27 22:44:56", 1738017896000000000),
-    ("2025-02-30T00:00:00", None),
-    ("yesterday", None),
-    (1738017896, None),
-])
-def test_iso_ns_is_exact(text: Any, ns: int | None) -> None:
-    assert iso_ns(text) == ns
-
-
-def test_ns_iso_round_trips() -> None:
-    assert ns_iso(1738017896900854000) == "2025-01-27T22:44:56.900854Z"
-    assert ns_iso(0) == "1970-01-01T00:00:00Z"
-    assert iso_ns(ns_iso(1738017896900854123)) == 1738017896900854123
 
 
 # --- sniffing -------------------------------------------------------------------------------------

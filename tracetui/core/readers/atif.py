@@ -33,24 +33,23 @@ v1.7, ``session_id``).
 
 from __future__ import annotations
 
-import gc
 import re
 from typing import Any
-
-import orjson
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import usage_from
 from tracetui.core.readers.openhands import (
     content_text,
-    iso_ns,
     message_text,
-    ns_iso,
     small_attrs,
+    unique_id,
 )
+from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
 __all__ = ["AtifReader"]
 
@@ -71,19 +70,14 @@ class AtifReader:
         first = head.removeprefix(BOM).lstrip()[:1]
         return first in (b"{", b"[") and _SCHEMA.search(head) is not None
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file: one run per trajectory.
 
         Raises:
             ReadError: not JSON (nor JSON Lines), or no object with a ``steps`` list.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Reading:
@@ -97,14 +91,13 @@ class _Reading:
         self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
-        data = data.removeprefix(BOM)
-        if not data.strip():
-            raise ReadError(self.path, "file is empty")
-        try:
-            doc = load_json(self.path, data, self.issues)
-        except ReadError as exc:
-            self._jsonl(data, exc)
+        values, several = load_json_or_jsonl(self.path, data, self.issues)
+        if several:  # JSON Lines: one trajectory a line
+            objs = list(values)
+            for i, (lineno, obj) in enumerate(objs):
+                self._trajectory(obj, "$", lineno, len(objs), single=len(objs) == 1, index=i)
         else:
+            doc = next(values)[1]
             if isinstance(doc, dict):
                 self._trajectory(doc, "$", None, 1, single=True)
             elif isinstance(doc, list):
@@ -117,25 +110,6 @@ class _Reading:
             raise ReadError(self.path, "no ATIF trajectory found (expected an object with schema_version "
                             f"\"ATIF-v1.x\" and a steps list){first}")
         return ReaderOutput(runs=self.runs, issues=self.issues)
-
-    def _jsonl(self, data: bytes, whole: ReadError) -> None:
-        lines = data.split(b"\n")
-        torn = not data.endswith(b"\n") and lines[-1].strip() != b""
-        objs: list[tuple[int, Any]] = []
-        for lineno, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                objs.append((lineno, orjson.loads(raw)))
-            except orjson.JSONDecodeError as exc:
-                if torn and lineno == len(lines) and objs:
-                    self.issue(lineno, "", "last line is incomplete (file still being written?); held back", "warning")
-                else:
-                    self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
-        if not objs:
-            raise ReadError(self.path, whole.reason, line=whole.line)
-        for i, (lineno, obj) in enumerate(objs):
-            self._trajectory(obj, "$", lineno, len(objs), single=len(objs) == 1, index=i)
 
     def _trajectory(self, traj: Any, where: str, line: int | None, count: int, *, single: bool,
                     index: int = 0) -> None:
@@ -177,17 +151,9 @@ class _Run:
     def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
         self.r.issue(line, where, message, severity)
 
-    def uid(self, want: str) -> str:
-        sid, n = want, 1
-        while sid in self.ids:
-            n += 1
-            sid = f"{want}#{n}"
-        self.ids.add(sid)
-        return sid
-
     def add(self, want: str, parent: str | None, kind: SpanKind, name: str, start: int | None, end: int | None,
             data: dict[str, Any], attrs: dict[str, Any], line: int | None) -> Span:
-        span = Span(span_id=self.uid(want), parent_id=parent, seq=len(self.spans), kind=kind, name=name,
+        span = Span(span_id=unique_id(want, self.ids), parent_id=parent, seq=len(self.spans), kind=kind, name=name,
                     start_ns=start, end_ns=end, data=data, attributes=attrs, line=line)
         self.spans.append(span)
         return span
@@ -269,9 +235,7 @@ class _Run:
                 ldata["messages"] = conv[:]
                 ldata["output"] = output
                 metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
-                usage = {dst: metrics[src] for src, dst in (("prompt_tokens", "input_tokens"),
-                                                            ("completion_tokens", "output_tokens"))
-                         if isinstance(metrics.get(src), int) and not isinstance(metrics.get(src), bool)}
+                usage = usage_from(metrics)
                 if usage:
                     ldata["usage"] = usage
                 lattrs = {f"atif.metrics.{k}": v for k, v in small_attrs(metrics, skip=_METRIC_SKIP).items()}
@@ -440,7 +404,7 @@ class _Run:
         if rid is not None:
             h["run_id"] = rid
         if root is not None and root.start_ns is not None:
-            h["started_at"] = ns_iso(root.start_ns)
+            h["started_at"] = ns_to_iso(root.start_ns)
             h["start_ns"] = root.start_ns
         model = agent.get("model_name") or self.top_model
         if model:

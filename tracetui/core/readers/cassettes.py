@@ -42,9 +42,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
-from decimal import Decimal, InvalidOperation
+from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 import orjson
@@ -53,20 +52,17 @@ from tracetui.core.canonical import args_hash, canonical_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import (
-    BOM,
-    bom_issue,
-    careful_load,
-    load_json,
-    recheck,
-)
+from tracetui.core.readers.jsondoc import BOM, load_json, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import choice_output, usage_from
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 from tracetui.core.readers.otel_messages import (
+    as_text,
     merge_output,
     normalize_finish_reason,
     normalize_message,
     normalize_messages,
 )
+from tracetui.core.readers.timefmt import ns_to_iso, time_ns
 
 __all__ = [
     "CASSETTE_READERS",
@@ -77,7 +73,6 @@ __all__ = [
     "CassetteToolsReader",
     "decode_args",
     "key_rule",
-    "time_ns",
 ]
 
 ROOT_ID = "root"
@@ -92,82 +87,6 @@ _MAX_ROW_WARNINGS = 10
 
 
 # --- times ----------------------------------------------------------------------------------
-
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_SECOND = timedelta(seconds=1)
-_MINUTES: dict[tuple[str, ...], int] = {}
-"""Epoch seconds of ISO ``YYYY-MM-DDTHH:MM`` prefixes already seen: a run's timestamps share a few minutes."""
-
-
-def _epoch_ns(v: int | Decimal) -> int:
-    """Epoch seconds, ms, µs or ns (told apart by magnitude) as integer ns."""
-    a = abs(v)
-    scale = 1 if a >= 10**17 else 10**3 if a >= 10**14 else 10**6 if a >= 10**11 else 10**9
-    return int(v * scale)
-
-
-def time_ns(v: Any) -> int | None:
-    """A timestamp as integer ns since the Unix epoch, or None when it is not one.
-
-    Accepts ISO 8601 (``2026-11-03T09:14:02.118Z``, any number of fraction
-    digits, read exactly as an integer; ``Z`` or ``±hh:mm`` offset; no offset is
-    read as UTC) and epoch numbers or numeric strings, whose unit is told by
-    magnitude: below 1e11 seconds, below 1e14 milliseconds, below 1e17
-    microseconds, else nanoseconds. Floats are read through their shortest
-    decimal form (``repr``), not by float multiplication.
-    """
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, int):
-        return _epoch_ns(v) if v > 0 else None
-    if isinstance(v, float):
-        if not math.isfinite(v) or v <= 0:
-            return None
-        return _epoch_ns(Decimal(repr(v)))
-    if not isinstance(v, str):
-        return None
-    s = v.strip()
-    if s[:1].isdigit() and "-" not in s:
-        try:
-            d = Decimal(s)
-        except InvalidOperation:
-            return None
-        return _epoch_ns(d) if d.is_finite() and d > 0 else None
-    m = _ISO.fullmatch(s)
-    if m is None:
-        return None
-    minute = m.group(1, 2, 3, 4, 5)
-    base = _MINUTES.get(minute)
-    if base is None:
-        try:
-            dt = datetime(*map(int, minute), tzinfo=timezone.utc)
-        except ValueError:
-            return None
-        base = _MINUTES[minute] = (dt - _EPOCH) // _SECOND
-        if len(_MINUTES) > 4096:
-            _MINUTES.clear()
-    sec = int(m[6] or 0)
-    if sec > 60:
-        return None
-    secs = base + sec
-    tz = m[8]
-    if tz and tz not in ("Z", "z"):
-        digits = tz[1:].replace(":", "")
-        off = int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60
-        secs -= off if tz[0] == "+" else -off
-    frac = (m[7] or "")[:9].ljust(9, "0")
-    return secs * 1_000_000_000 + int(frac)
-
-
-def _iso(ns: int) -> str:
-    """ns since the epoch as ISO 8601 UTC with the fraction digits that are not zero."""
-    secs, rest = divmod(ns, 1_000_000_000)
-    base = (_EPOCH + timedelta(seconds=secs)).strftime("%Y-%m-%dT%H:%M:%S")
-    frac = f"{rest:09d}".rstrip("0")
-    return f"{base}.{frac}Z" if frac else f"{base}Z"
-
 
 _START_KEYS = ("start_ns", "start", "started_at", "startedAt", "startTime", "start_time", "ts", "timestamp", "at", "time")
 _END_KEYS = ("end_ns", "end", "ended_at", "endedAt", "endTime", "end_time")
@@ -215,66 +134,18 @@ def _at(prefix: str, field: str) -> str:
     return f"{prefix}.{field}" if prefix else field
 
 
-def _parses_alone(raw: bytes) -> bool:
-    try:
-        orjson.loads(raw)
-        return True
-    except orjson.JSONDecodeError:
-        try:
-            careful_load("", raw, [])
-            return True
-        except ReadError:
-            return False
-
-
 def _load(path: str, data: bytes, issues: list[ReadIssue]) -> tuple[Any, list[_Rec] | None]:
-    """The file as ``(document, None)`` (one JSON value) or ``(None, rows)`` (JSON Lines).
-
-    Values go through ``jsondoc`` (BOM dropped, NaN kept as strings, integers
-    beyond 64 bits exact, duplicate keys reported). JSON Lines: a line that is
-    not JSON is skipped with an issue; a last line without a line end that is
-    not JSON is held back with a warning (the file is still being written).
+    """The file as ``(document, None)`` (one JSON value) or ``(None, rows)`` (JSON Lines), by
+    ``jsondoc.load_json_or_jsonl`` (BOM, NaN, big integers, duplicate keys; bad lines skipped,
+    a torn last line held back).
 
     Raises:
         ReadError: empty, or neither one JSON document nor JSON Lines.
     """
-    if data[:3] == BOM:
-        issues.append(bom_issue(path, None))
-        data = data[3:]
-    if not data or data.isspace():
-        raise ReadError(path, "file is empty")
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        return recheck(path, data, value, issues), None
-    lines = data.split(b"\n")
-    filled = [i for i, raw in enumerate(lines) if raw and not raw.isspace()]
-    if len(filled) < 2 or not _parses_alone(lines[filled[0]]):
-        return careful_load(path, data, issues), None  # one document (or a ReadError with line and column)
-    joined = b"[" + b",".join([lines[i] for i in filled]) + b"]"
-    try:  # the clean case in one C-level parse and check; any doubt: line by line, for precise issues
-        values = orjson.loads(joined)
-    except orjson.JSONDecodeError:
-        values = None
-    if values is not None and recheck(path, joined, values, []) is values:
-        return None, [_Rec(i + 1, "", v) for i, v in zip(filled, values)]
-    del joined
-    rows: list[_Rec] = []
-    last = len(lines) - 1
-    for i in filled:
-        try:
-            value = load_json(path, lines[i], issues, line=i + 1)
-        except ReadError as exc:
-            if i == last:
-                issues.append(ReadIssue(path, i + 1, "", "last line has no line end and is not JSON (the file is "
-                                        "still being written?); held back", "warning"))
-            else:
-                issues.append(ReadIssue(path, i + 1, "", f"{exc.reason}; line skipped"))
-            continue
-        rows.append(_Rec(i + 1, "", value))
-    return None, rows
+    values, several = load_json_or_jsonl(path, data, issues)
+    if not several:
+        return next(values)[1], None
+    return None, [_Rec(line or 0, "", v) for line, v in values]
 
 
 def _records(doc: Any, rows: list[_Rec] | None, wrappers: tuple[str, ...] = ()) -> tuple[list[_Rec], dict[str, Any] | None]:
@@ -506,27 +377,7 @@ def _failed(row: dict[str, Any], result: Any) -> str | None:
     return None
 
 
-def _text(v: Any) -> str | None:
-    if v is None or isinstance(v, str):
-        return v
-    try:
-        return orjson.dumps(v).decode()
-    except TypeError:
-        return str(v)
-
-
-def _usage(u: Any) -> dict[str, int] | None:
-    if not isinstance(u, dict):
-        return None
-    out = {}
-    for field, keys in (("input_tokens", ("input_tokens", "prompt_tokens", "inputTokens", "promptTokens")),
-                        ("output_tokens", ("output_tokens", "completion_tokens", "outputTokens", "completionTokens"))):
-        for k in keys:
-            n = u.get(k)
-            if isinstance(n, int) and not isinstance(n, bool):
-                out[field] = n
-                break
-    return out or None
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "parts"})
 
 
 def _assistant(v: Any) -> dict[str, Any]:
@@ -543,21 +394,15 @@ def _assistant(v: Any) -> dict[str, Any]:
         d["output"] = {"role": "assistant", "content": v}
         return d
     if isinstance(v, dict):
-        choices = v.get("choices")
-        body = v
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            body = choices[0].get("message") or choices[0].get("delta") or {}
-            fr = choices[0].get("finish_reason")
-            if fr:
-                d["finish_reason"] = normalize_finish_reason(fr)
-        if isinstance(body, dict) and ("role" in body or "content" in body or "tool_calls" in body or "parts" in body):
-            msg = merge_output(normalize_message(body, "assistant"))
-            if msg is not None:
-                d["output"] = msg
-        fr = v.get("finish_reason", v.get("stop_reason"))
-        if fr and "finish_reason" not in d:
-            d["finish_reason"] = normalize_finish_reason(fr)
-        usage = _usage(v.get("usage"))
+        msg, fr = choice_output(v)  # an OpenAI chat completion
+        if msg is None and not _MESSAGE_KEYS.isdisjoint(v):  # a message
+            msg = merge_output(normalize_message(v, "assistant"))
+        if msg is not None:
+            d["output"] = msg
+        fr = fr or normalize_finish_reason(v.get("finish_reason", v.get("stop_reason")))
+        if fr:
+            d["finish_reason"] = fr
+        usage = usage_from(v.get("usage"))
         if usage:
             d["usage"] = usage
         if isinstance(v.get("model"), str):
@@ -573,7 +418,7 @@ def _assistant(v: Any) -> dict[str, Any]:
             d["output"] = msg
             return d
     if v is not None:
-        d["output"] = {"role": "assistant", "content": _text(v)}
+        d["output"] = {"role": "assistant", "content": as_text(v)}
     return d
 
 
@@ -694,7 +539,7 @@ def _header(obj: dict[str, Any], *, skip: Iterable[str] = ()) -> dict[str, Any]:
         if ns is None:
             continue  # not a time: kept under its own name below
         used.add(k)
-        h["started_at"] = v if isinstance(v, str) and "-" in v else _iso(ns)  # an ISO string as written
+        h["started_at"] = v if isinstance(v, str) and "-" in v else ns_to_iso(ns)  # an ISO string as written
         h["start_ns"] = ns
         break
     for k, v in obj.items():
@@ -1003,6 +848,28 @@ def _run_id(rid: Any, k: int, used: set[str], path: str, rec: _Rec, issues: list
                                 f"run of the file; this one is {out!r}", "warning"))
     used.add(out.lower())
     return out
+
+
+def _runs_of(path: str, data: bytes, key: str, shape: str, what: str,
+             build: Callable[[_Rec, dict[str, Any], str, list[ReadIssue]], RunSpans]) -> ReaderOutput:
+    """Shapes (d) and (e): one run per record holding a ``key`` list (one object, an array of them or
+    JSON Lines), built by ``build(record, value, run id, issues)``; other records are skipped.
+
+    Raises:
+        ReadError: not JSON, or no ``what`` could be read.
+    """
+    issues: list[ReadIssue] = []
+    recs, _ = _records(*_load(path, data, issues))
+    runs: list[RunSpans] = []
+    used: set[str] = set()
+    for k, rec in enumerate(recs):
+        v = rec.value
+        if not isinstance(v, dict) or not isinstance(v.get(key), list):
+            issues.append(ReadIssue(path, rec.line, rec.where, f"not {shape}; skipped"))
+            continue
+        runs.append(build(rec, v, _run_id(v.get("runId"), k, used, path, rec, issues), issues))
+    _need([s for r in runs for s in r.spans], issues, path, what)
+    return ReaderOutput(runs, issues)
 
 
 def _need(spans: list[Span], issues: list[ReadIssue], path: str, what: str) -> None:
@@ -1638,7 +1505,7 @@ class _EventRun:
             root.start_ns = root_at
         if "started_at" not in self.header and first_at is not None:
             self.header["start_ns"] = first_at
-            self.header["started_at"] = _iso(first_at)
+            self.header["started_at"] = ns_to_iso(first_at)
         return RunSpans(self.rid, [root, *spans], self.header, in_order=_ids_unique(spans))
 
     def pair(self, tool: dict[str, Any], prev_kind: str | None, rec: _Rec, seq: int) -> Span | None:
@@ -1675,7 +1542,7 @@ class _EventRun:
 
 
 def _hashable(v: Any) -> Any:
-    return v if isinstance(v, (str, int, float, bool)) else _text(v)
+    return v if isinstance(v, (str, int, float, bool)) else as_text(v)
 
 
 # --- (d) hashed cassette --------------------------------------------------------------------
@@ -1716,22 +1583,8 @@ class CassetteHashedReader:
         Raises:
             ReadError: not JSON, or no event could be read.
         """
-        issues: list[ReadIssue] = []
-        doc, rows = _load(path, data, issues)
-        recs, _ = _records(doc, rows)
-        runs: list[RunSpans] = []
-        used: set[str] = set()
-        for k, rec in enumerate(recs):
-            v = rec.value
-            if not isinstance(v, dict) or not isinstance(v.get("events"), list):
-                issues.append(ReadIssue(path, rec.line, rec.where, "not a cassette {\"runId\", \"events\": [...]}; "
-                                        "skipped"))
-                continue
-            rid = v.get("runId")
-            trace_id = _run_id(rid, k, used, path, rec, issues)
-            runs.append(self._run(path, rec, v, trace_id, issues))
-        _need([s for r in runs for s in r.spans], issues, path, "cassette event")
-        return ReaderOutput(runs, issues)
+        return _runs_of(path, data, "events", 'a cassette {"runId", "events": [...]}', "cassette event",
+                        lambda rec, v, rid, issues: self._run(path, rec, v, rid, issues))
 
     def _run(self, path: str, rec: _Rec, v: dict[str, Any], rid: str, issues: list[ReadIssue]) -> RunSpans:
         evs: list[tuple[_Rec, Any]] = []
@@ -1830,9 +1683,9 @@ def _documents(value: Any) -> list[dict[str, Any]] | None:
             text = d.get("text", d.get("content", d.get("page_content")))
             did = d.get("id", d.get("doc_id"))
             out.append({"id": None if did is None else str(did), "score": d.get("score"),
-                        "text": text if text is None or isinstance(text, str) else _text(text)})
+                        "text": text if text is None or isinstance(text, str) else as_text(text)})
         else:
-            out.append({"id": None, "score": None, "text": item if isinstance(item, str) else _text(item)})
+            out.append({"id": None, "score": None, "text": item if isinstance(item, str) else as_text(item)})
     return out
 
 
@@ -1933,23 +1786,9 @@ class CassetteBlobsReader:
         Raises:
             ReadError: not JSON, or no span could be read.
         """
-        issues: list[ReadIssue] = []
-        doc, rows = _load(path, data, issues)
-        recs, _ = _records(doc, rows)
         blobs = _Blobs(path)
-        runs: list[RunSpans] = []
-        used: set[str] = set()
-        for k, rec in enumerate(recs):
-            v = rec.value
-            if not isinstance(v, dict) or not isinstance(v.get("spans"), list):
-                issues.append(ReadIssue(path, rec.line, rec.where, "not a recorded run {\"runId\", \"spans\": [...]}; "
-                                        "skipped"))
-                continue
-            rid = v.get("runId")
-            trace_id = _run_id(rid, k, used, path, rec, issues)
-            runs.append(self._run(path, rec, v, trace_id, issues, blobs))
-        _need([s for r in runs for s in r.spans], issues, path, "span")
-        return ReaderOutput(runs, issues)
+        return _runs_of(path, data, "spans", 'a recorded run {"runId", "spans": [...]}', "span",
+                        lambda rec, v, rid, issues: self._run(path, rec, v, rid, issues, blobs))
 
     def _run(self, path: str, rec: _Rec, v: dict[str, Any], rid: str, issues: list[ReadIssue],
              blobs: _Blobs) -> RunSpans:

@@ -33,14 +33,12 @@ reported once per run. Timestamps (ISO 8601 with offset) become exact integer ns
 
 from __future__ import annotations
 
-import gc
 import io
 import re
 import struct
 import zipfile
 import zlib
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import orjson
@@ -49,14 +47,16 @@ from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 from tracetui.core.readers.otel_messages import (
     Message,
     normalize_finish_reason,
     normalize_message,
 )
+from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
-__all__ = ["InspectAiReader", "iso_ns", "ns_to_iso"]
+__all__ = ["InspectAiReader"]
 
 _ZIP_LOCAL = b"PK\x03\x04"
 _ZIP_NAMES = (b"header.json", b"_journal/start.json", b"summaries.json", b"reductions.json")
@@ -68,98 +68,6 @@ _ERROR_TYPE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt
 _CLIENT_CONFIG = frozenset({"max_retries", "timeout", "attempt_timeout", "max_connections", "batch", "cache_prompt"})
 """GenerateConfig fields that steer inspect's client, not the model's answer: left out of ``params``."""
 _MINOR_EVENTS = frozenset({"compaction", "interrupt", "checkpoint", "branch", "anchor", "score_edit", "input"})
-
-# -- time ---------------------------------------------------------------------------------
-
-_ISO = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9})\d*)?\s*(Z|z|[+-]\d\d(?::?\d\d)?)?\s*$")
-
-
-_fromiso = datetime.fromisoformat
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_US = timedelta(microseconds=1)
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    """(year, month, day) -> days since 1970-01-01, proleptic Gregorian (H. Hinnant's algorithm)."""
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def iso_ns(value: Any) -> int | None:
-    """ISO 8601 date-time -> integer ns since the Unix epoch, exactly (no float).
-
-    Accepts ``YYYY-MM-DDTHH:MM:SS[.fraction][Z|±HH:MM|±HHMM|±HH]``; fraction digits are
-    read as an integer (beyond 9 digits truncated). No offset means UTC.
-    ``datetime.fromisoformat`` (C) parses the usual case to the microsecond, digits 7-9
-    are added from the text; a form it refuses (Python 3.10: ``Z``, 7+ digits) goes
-    through the regular expression.
-
-    Returns:
-        The instant in ns, or None when ``value`` is not such a string.
-    """
-    if type(value) is not str:
-        return None
-    try:
-        dt = _fromiso(value)
-    except ValueError:
-        return _iso_ns_slow(value)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    ns = ((dt - _EPOCH) // _US) * 1000
-    i = value.find(".", 19)
-    if i > 0 and value[i + 7:i + 8].isdigit():  # sub-microsecond digits
-        extra = value[i + 7:i + 10]
-        k = 0
-        while k < len(extra) and extra[k].isdigit():
-            k += 1
-        ns += int(extra[:k].ljust(3, "0"))
-    return ns
-
-
-def _iso_ns_slow(value: str) -> int | None:
-    m = _ISO.match(value)
-    if m is None:
-        return None
-    ys, mos, ds, hs, mis, ss, frac, tz = m.groups()
-    mo, d, h, mi, s = int(mos), int(ds), int(hs), int(mis), int(ss)
-    if not (1 <= mo <= 12 and 1 <= d <= 31 and h <= 23 and mi <= 59 and s <= 60):
-        return None
-    secs = _days_from_civil(int(ys), mo, d) * 86400 + h * 3600 + mi * 60 + s
-    if tz and tz != "Z" and tz != "z":
-        digits = tz[1:].replace(":", "")
-        offset = int(digits[:2]) * 3600 + (int(digits[2:4]) * 60 if len(digits) >= 4 else 0)
-        secs = secs - offset if tz[0] == "+" else secs + offset
-    return secs * 1_000_000_000 + (int(frac.ljust(9, "0")) if frac else 0)
-
-
-def ns_to_iso(ns: int) -> str:
-    """Integer ns since the epoch -> ISO 8601 UTC (``2025-05-13T00:27:36.997226Z``), exact."""
-    secs, frac = divmod(ns, 1_000_000_000)
-    days, rem = divmod(secs, 86400)
-    y, mo, d = _civil(days)
-    text = f"{y:04d}-{mo:02d}-{d:02d}T{rem // 3600:02d}:{rem % 3600 // 60:02d}:{rem % 60:02d}"
-    if frac:
-        text += "." + f"{frac:09d}".rstrip("0")
-    return text + "Z"
-
-
-def _civil(days: int) -> tuple[int, int, int]:
-    """Days since 1970-01-01 -> (year, month, day), proleptic Gregorian (H. Hinnant's algorithm)."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    mo = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (1 if mo <= 2 else 0), mo, d
-
 
 # -- small helpers ------------------------------------------------------------------------
 
@@ -276,24 +184,19 @@ class InspectAiReader:
         return b'"task"' in head and (b'"task_id"' in head or (b'"created"' in head and b'"model"' in head)) \
             and (b'"version"' in head or b'"samples"' in head or b'"plan"' in head)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole log: one run per sample x epoch.
 
         Raises:
             ReadError: not JSON / not a zip, not an inspect log, or no sample could be loaded.
         """
-        gc_was = gc.isenabled()
-        gc.disable()  # many small dicts and no cycles: the cyclic GC only costs here
-        try:
-            r = _Reading(path)
-            if data.startswith(b"PK"):
-                r.read_zip(data)
-            else:
-                r.read_json(data)
-            return ReaderOutput(runs=r.runs, issues=r.issues)
-        finally:
-            if gc_was:
-                gc.enable()
+        r = _Reading(path)
+        if data.startswith(b"PK"):
+            r.read_zip(data)
+        else:
+            r.read_json(data)
+        return ReaderOutput(runs=r.runs, issues=r.issues)
 
 
 class _Reading:
@@ -499,12 +402,8 @@ class _Sample:
         return v
 
     def message(self, m: Any, default_role: str = "user") -> list[Message]:
-        """An inspect ChatMessage as tracetui messages (attachments resolved).
-
-        inspect writes tool calls as ``{id, function: <name>, arguments: {...}}``: the
-        function is a string, not OpenAI's ``{name, arguments}`` object, so they are
-        rewritten to ``{id, name, arguments}`` before ``normalize_message``.
-        """
+        """An inspect ChatMessage as tracetui messages (attachments resolved; tool calls
+        ``{id, function: <name>, arguments}`` are read by ``otel_messages.tool_call``)."""
         if not isinstance(m, dict):
             return normalize_message(self.res(m), default_role)
         content, calls, role, tcid = m.get("content"), m.get("tool_calls"), m.get("role"), m.get("tool_call_id")
@@ -518,22 +417,13 @@ class _Sample:
                 return hit[4]
         src: dict[str, Any] = {"role": role, "content": self.res(content)}
         if isinstance(calls, list) and calls:
-            src["tool_calls"] = [self.tool_call(tc) for tc in calls]
+            src["tool_calls"] = self.res(calls)
         if tcid is not None:
             src["tool_call_id"] = tcid
         out = normalize_message(src, default_role)
         if key is not None:
             self.seen[key] = (content, calls, role, tcid, out)
         return out
-
-    def tool_call(self, tc: Any) -> Any:
-        """inspect ``ToolCall`` ``{id, function: name, arguments}`` -> ``{id, name, arguments}``."""
-        if not isinstance(tc, dict):
-            return tc
-        fn = tc.get("function")
-        name = fn if isinstance(fn, str) else fn.get("name") if isinstance(fn, dict) else tc.get("name")
-        args = fn.get("arguments") if isinstance(fn, dict) and "arguments" not in tc else tc.get("arguments")
-        return {"id": tc.get("id"), "name": name, "arguments": self.res(args)}
 
     def messages(self, value: Any) -> list[Message] | None:
         if isinstance(value, str):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -47,7 +48,8 @@ import orjson
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
 
-__all__ = ["BOM", "careful_load", "exact_int", "iter_json_values", "json_path", "load_json", "recheck"]
+__all__ = ["BOM", "HELD_BACK", "careful_load", "exact_int", "iter_json_values", "json_path", "load_json",
+           "load_json_or_jsonl", "recheck"]
 
 BOM = b"\xef\xbb\xbf"
 _CONSTANTS = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity"}
@@ -402,3 +404,165 @@ def _may_hide_duplicates(text: str, pos: int, end: int, value: Any) -> bool:
     except TypeError:  # integers beyond 64 bits, nesting > 255: let the careful parse decide
         return True
     return text.count(":", pos, end) != d.count(b":")
+
+
+HELD_BACK = "last line is incomplete (file still being written?); held back"
+"""The warning for a torn last line of JSON Lines (no line end, not JSON): loaded by the next read."""
+
+
+def load_json_or_jsonl(path: str, data: bytes, issues: list[ReadIssue], *,
+                       values_back_to_back: bool = False) -> tuple[Iterator[tuple[int | None, Any]], bool]:
+    """The JSON values of a file: one document, or one value a line (JSON Lines).
+
+    Rules, shared by every reader of a format that comes both ways (LangSmith,
+    OpenAI Agents, OTLP/JSON, OTel span dumps, ATIF, OpenHands, cassettes;
+    issue 3, "robustness on real-world damage"):
+
+    - a BOM at the start is dropped with a warning; an empty (or blank) file is
+      a ``ReadError``;
+    - JSON Lines when the file has more than one line and its first line is a
+      whole JSON value (checked first: parsing a big JSON Lines file whole would
+      only fail, after reading it all); else one document (``load_json``'s
+      rules: orjson, then the standard library for bare NaN, big integers,
+      duplicate keys);
+    - a document that does not parse is read as JSON Lines after all when its
+      first or second non-blank line is a whole value (a JSON Lines file whose
+      first line is damaged) or it is one line; with ``values_back_to_back``,
+      when its first line is not a value, as values back to back
+      (``iter_json_values``: pretty-printed objects one after the other, as
+      OpenTelemetry's ``ConsoleSpanExporter`` prints them). Otherwise its
+      ``ReadError`` (line and column) is raised: a broken pretty-printed
+      document is not read line by line;
+    - in JSON Lines every line goes through ``load_json``'s rules (a BOM after
+      ``cat``, NaN, big integers, duplicate keys: kept and reported with the
+      line); a line that is not JSON is reported (``skipped``) with its number;
+      a last line without a line end that is not JSON, after lines that were,
+      is held back with a warning (the file is still being written; the next
+      read loads it).
+
+    Args:
+        path: For issues and errors.
+        data: The whole file.
+        issues: Issues are appended here, as the values are read.
+        values_back_to_back: Accept concatenated values (see above).
+
+    Returns:
+        ``(values, several)``: an iterator of ``(line, value)``, read lazily
+        for JSON Lines (one line parsed at a time; its issues appended as it
+        is reached); ``line`` is 1 for a one-line document, None for a
+        multi-line one, the 1-based line of the value otherwise. ``several``
+        is False for one document.
+
+    Raises:
+        ReadError: empty file, not UTF-8 (values back to back), or nothing in
+            it is JSON (the whole-document error, with line and column; raised
+            by the iterator, when it ends, for JSON Lines that hold no value).
+    """
+    if data[:3] == BOM:
+        issues.append(bom_issue(path, 1))
+        data = data[3:]
+    if not data or data.isspace():  # isspace, not strip: no copy of a big file
+        raise ReadError(path, "file is empty")
+    one_line = _one_line(data)
+    if not one_line and _first_line_is_a_value(data):
+        return _jsonl_values(path, data, issues, None), True
+    try:
+        value = _loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            doc = careful_load(path, data, issues, line=1 if one_line else None)
+        except ReadError as whole:
+            first, second = _first_lines(data)
+            if one_line or _is_value(first) or _is_value(second):
+                return _jsonl_values(path, data, issues, whole), True
+            if values_back_to_back:
+                return iter(_back_to_back(path, data, issues)), True
+            raise
+        return iter([(1 if one_line else None, doc)]), False
+    return iter([(1 if one_line else None, recheck(path, data, value, issues, line=1 if one_line else None))]), False
+
+
+def _jsonl_values(path: str, data: bytes, issues: list[ReadIssue],
+                  whole: ReadError | None) -> Iterator[tuple[int | None, Any]]:
+    """The values of JSON Lines, one line at a time (see ``load_json_or_jsonl``)."""
+    lines = data.split(b"\n")
+    last = len(lines)
+    torn = not data.endswith(b"\n") and not lines[-1].isspace()
+    loaded = 0
+    for lineno, raw in enumerate(lines, 1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            value = _loads(raw)
+        except orjson.JSONDecodeError:
+            found: list[ReadIssue] = []
+            try:  # a BOM (files joined with cat), NaN, a number beyond a double: kept and reported
+                value = load_json(path, raw, found, line=lineno)
+            except ReadError as exc:
+                if torn and lineno == last and loaded:
+                    issues.append(ReadIssue(path, lineno, "", HELD_BACK, "warning"))
+                else:
+                    issues.append(ReadIssue(path, lineno, "", f"{exc.reason}; line skipped"))
+                continue
+            issues.extend(found)
+        else:
+            value = recheck(path, raw, value, issues, line=lineno)
+        loaded += 1
+        yield lineno, value
+    if not loaded:
+        if whole is None:  # pragma: no cover - the first line parsed when whole is None
+            raise ReadError(path, "no line is JSON")
+        raise ReadError(path, f"{whole.reason}; and no line of it is JSON either", line=whole.line)
+
+
+def _back_to_back(path: str, data: bytes, issues: list[ReadIssue]) -> list[tuple[int | None, Any]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReadError(path, f"not UTF-8 text (byte {exc.start})") from None
+    got = iter_json_values(path, text, issues)
+    if not got:
+        raise ReadError(path, "not valid JSON: no JSON value could be read"
+                        + (f"; first problem: {issues[0]}" if issues else ""))
+    return list(got)
+
+
+def _one_line(data: bytes) -> bool:
+    """Whether the text is one line (a trailing newline and blanks after it allowed; checked
+    on the last 64 KiB, so no copy of a big file)."""
+    nl = data.find(b"\n")
+    return nl < 0 or (len(data) - nl <= 65536 and data[nl:].isspace())
+
+
+def _first_line_is_a_value(data: bytes) -> bool:
+    """Whether the first line parses on its own (the file is JSON Lines when more follows)."""
+    try:
+        _loads(data[:data.find(b"\n")])
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _first_lines(data: bytes) -> tuple[bytes, bytes]:
+    """The first two non-blank lines (``b""`` when there are fewer)."""
+    got: list[bytes] = []
+    pos, n = 0, len(data)
+    while pos < n and len(got) < 2:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl
+        if data[pos:end].strip():
+            got.append(data[pos:end])
+        pos = end + 1
+    got += [b"", b""]
+    return got[0], got[1]
+
+
+def _is_value(raw: bytes) -> bool:
+    """Whether a line is a JSON value on its own (through ``load_json``'s rules: NaN allowed)."""
+    if not raw.strip():
+        return False
+    try:
+        load_json("", raw, [])
+    except ReadError:
+        return False
+    return True

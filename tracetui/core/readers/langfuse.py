@@ -32,7 +32,6 @@ started_at / start_ns, ``scores`` -> outcome).
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import orjson
@@ -41,10 +40,12 @@ from tracetui.core.canonical import parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 from tracetui.core.readers.otel_attrs import classify, span_fields_from_attributes
 from tracetui.core.readers.otel_messages import normalize_message, normalize_messages
-from tracetui.core.readers.otel_sdk import assign_seq, content_gaps, iso_to_ns
+from tracetui.core.readers.otel_sdk import assign_seq, content_gaps
+from tracetui.core.readers.timefmt import iso_ns
 
 __all__ = ["LangfuseReader"]
 
@@ -91,19 +92,14 @@ class LangfuseReader:
         return b'"observations"' in head and (
             b'"trace"' in head or b'"projectId"' in head or b'"htmlPath"' in head)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file: one run per trace.
 
         Raises:
             ReadError: empty, not JSON, or no trace with observations in it.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Reading:
@@ -188,7 +184,7 @@ class _Reading:
         if tid is not None:
             h["run_id"] = tid
         ts = t.get("timestamp")
-        ns = iso_to_ns(ts)
+        ns = iso_ns(ts)
         if ns is not None:
             h["started_at"] = ts
             h["start_ns"] = ns
@@ -311,7 +307,7 @@ class _Reading:
         raw = o.get(key)
         if raw is None or raw == "":
             return None
-        ns = iso_to_ns(raw)
+        ns = iso_ns(raw)
         if ns is None:
             if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0:
                 return raw

@@ -27,103 +27,36 @@ exact integer ns (no offset = UTC, as LangSmith stores them).
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, timezone
 from typing import Any
-
-import orjson
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import (
+    choice_output,
+    response_items,
+    responses_output,
+    usage_from,
+)
 from tracetui.core.readers.otel_messages import (
     merge_output,
     normalize_finish_reason,
     normalize_message,
     normalize_role,
-    tool_call,
 )
+from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
-__all__ = ["LangSmithReader", "error_type_of", "iso_to_ns", "iter_documents", "lc_message", "ns_to_iso", "usage_from"]
-
-# -- times ---------------------------------------------------------------------------
-
-_ISO = re.compile(
-    r"\s*(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*"
-    r"(Z|z|[+-]\d{2}(?::?\d{2})?)?\s*\Z", re.ASCII)
-_DOTTED_TS = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{6})Z", re.ASCII)
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
-_NS = 1_000_000_000
-
-
-def _to_ns(y: str, mo: str, d: str, h: str, mi: str, s: str | None, frac: str | None) -> int | None:
-    try:
-        days = date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
-    except ValueError:
-        return None
-    hh, mm, ss = int(h), int(mi), int(s or 0)
-    if hh > 24 or mm > 59 or ss > 60:
-        return None
-    ns = (((days * 24 + hh) * 60 + mm) * 60 + ss) * _NS
-    if frac:
-        ns += int(frac[:9].ljust(9, "0"))  # digits beyond ns are below the model's resolution
-    return ns
-
-
-_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_EPOCH_NAIVE = datetime(1970, 1, 1)
-
-
-def _offset_ns(tz: str | None) -> int:
-    if tz is None or tz in ("Z", "z"):
-        return 0
-    off = (int(tz[1:3]) * 3600 + (int(tz[-2:]) * 60 if len(tz) > 3 else 0)) * _NS
-    return -off if tz[0] == "-" else off
-
-
-def iso_to_ns(value: Any) -> int | None:
-    """An ISO 8601 date-time string as integer ns since the Unix epoch, exactly.
-
-    The fraction's digits are read as an integer (no float rounding; digits below
-    1 ns are dropped); an offset (``Z``, ``+02:00``, ``+0200``, ``+02``) is applied;
-    no offset means UTC (LangSmith stores naive UTC times). Returns None for
-    anything else. Up to 6 fraction digits go through ``datetime.fromisoformat``
-    (C, exact to the microsecond), more through a regular expression.
-    """
-    if type(value) is not str:
-        return None
-    if not (value[19:20] in (".", ",") and value[26:27].isdigit()):  # at most 6 fraction digits
-        try:
-            dt = datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            td = dt - (_EPOCH_NAIVE if dt.tzinfo is None else _EPOCH_UTC)
-            return (td.days * 86400 + td.seconds) * _NS + td.microseconds * 1000
-    m = _ISO.match(value)
-    if m is None:
-        return None
-    y, mo, d, h, mi, s, frac, tz = m.groups()
-    ns = _to_ns(y, mo, d, h, mi, s, frac)
-    return None if ns is None else ns - _offset_ns(tz)
-
-
-def ns_to_iso(ns: int) -> str:
-    """Integer ns since the epoch as an ISO 8601 UTC string (``...T09:14:02.118Z``), exact."""
-    secs, rem = divmod(ns, _NS)
-    base = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=secs)).strftime("%Y-%m-%dT%H:%M:%S")
-    frac = f"{rem:09d}"
-    frac = frac[:6] if frac.endswith("000") else frac  # ms, us or ns digits, as the value needs
-    frac = frac[:3] if frac.endswith("000") else frac
-    return f"{base}Z" if frac == "000" else f"{base}.{frac}Z"
-
+__all__ = ["LangSmithReader", "error_type_of", "lc_message"]
 
 # -- constants -----------------------------------------------------------------------
 
+_DOTTED_TS = re.compile(r"\d{8}T\d{12}Z", re.ASCII)
+"""A ``dotted_order`` segment's time: ``YYYYMMDDTHHMMSSffffffZ`` (µs, UTC; ``langsmith.run_trees``)."""
 _KINDS = {"llm": SpanKind.LLM, "tool": SpanKind.TOOL, "retriever": SpanKind.RETRIEVAL,
           "chain": SpanKind.OTHER, "prompt": SpanKind.OTHER, "parser": SpanKind.OTHER,
           "embedding": SpanKind.OTHER}
@@ -153,43 +86,19 @@ _LC_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat", "dev
                        "AIMessageChunk", "HumanMessageChunk"})
 
 
+def _dotted_ns(seg: str) -> int | None:
+    """The start time a ``dotted_order`` segment opens with, as ns (None when it has none)."""
+    if _DOTTED_TS.match(seg) is None:
+        return None
+    return iso_ns(f"{seg[:4]}-{seg[4:6]}-{seg[6:8]}T{seg[9:11]}:{seg[11:13]}:{seg[13:15]}.{seg[15:21]}Z")
+
+
 def _s(v: Any) -> str | None:
     return None if v is None else v if type(v) is str else str(v)
 
 
 def _d(v: Any) -> dict[str, Any]:
     return v if type(v) is dict else {}
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
-
-
-def usage_from(*candidates: Any) -> dict[str, int] | None:
-    """``{input_tokens, output_tokens}`` from the first usage-like dict that has either.
-
-    Accepts OpenAI (``prompt_tokens`` / ``completion_tokens``), Anthropic and
-    LangChain ``usage_metadata`` (``input_tokens`` / ``output_tokens``).
-    """
-    for u in candidates:
-        if type(u) is not dict:
-            continue
-        i = _int(u.get("input_tokens", u.get("prompt_tokens")))
-        o = _int(u.get("output_tokens", u.get("completion_tokens")))
-        if i is not None or o is not None:
-            out: dict[str, int] = {}
-            if i is not None:
-                out["input_tokens"] = i
-            if o is not None:
-                out["output_tokens"] = o
-            return out
-    return None
 
 
 def _unwrap(v: Any, key: str) -> Any:
@@ -267,32 +176,6 @@ def _lc_messages(items: Iterable[Any], default_role: str = "user") -> list[dict[
     return out
 
 
-def _response_items(items: list[Any]) -> list[dict[str, Any]]:
-    """OpenAI Responses API input/output items as messages (function calls joined to
-    the assistant message, reasoning items dropped)."""
-    out: list[dict[str, Any]] = []
-    for it in items:
-        if type(it) is not dict:
-            out.extend(normalize_message(it))
-            continue
-        t = it.get("type")
-        if t == "function_call":
-            c = tool_call({"id": it.get("call_id", it.get("id")), "name": it.get("name"),
-                           "arguments": it.get("arguments")})
-            if c is not None:
-                if out and out[-1]["role"] == "assistant":
-                    out[-1] = {**out[-1], "tool_calls": [*out[-1].get("tool_calls", ()), c]}
-                else:
-                    out.append({"role": "assistant", "content": None, "tool_calls": [c]})
-        elif t == "function_call_output":
-            out.extend(normalize_message({"role": "tool", "content": it.get("output"), "tool_call_id": it.get("call_id")}))
-        elif t == "reasoning":
-            continue
-        else:
-            out.extend(normalize_message(it, "assistant" if t == "message" and "role" not in it else "user"))
-    return out
-
-
 # -- the reader ----------------------------------------------------------------------
 
 class LangSmithReader:
@@ -313,6 +196,7 @@ class LangSmithReader:
             return True
         return _RUN_TYPE_HEAD.search(h) is not None and _RUN_KEYS_HEAD.search(h) is not None
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file into one run per trace id, in first-seen order.
 
@@ -320,72 +204,7 @@ class LangSmithReader:
             ReadError: empty, not JSON (no line of a JSONL file parses either), or
                 no run record anywhere.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
-
-
-def iter_documents(path: str, data: bytes, issues: list[ReadIssue]) -> tuple[list[tuple[int | None, Any]], bool]:
-    """The JSON values of a file: one document, or one per JSON Lines line.
-
-    Returns:
-        ``([(line, value)], jsonl)``: ``line`` is 1 for a one-line document, None
-        for a multi-line one, the line number in JSONL. A bad JSONL line is
-        reported and skipped; a torn last line is held back with a warning.
-
-    Raises:
-        ReadError: empty, or nothing parses (the whole-document error, with line
-            and column).
-    """
-    data = data.removeprefix(BOM)
-    if not data.strip():
-        raise ReadError(path, "file is empty")
-    nl = data.find(b"\n")
-    if 0 <= nl < len(data) - 1 and data[nl + 1:].strip():
-        try:  # a first line that is a whole JSON value, and more after it: JSON Lines
-            orjson.loads(data[:nl])
-            jsonl = True
-        except orjson.JSONDecodeError:
-            jsonl = False
-        if jsonl:
-            return _jsonl(path, data, issues), True
-    try:
-        doc = load_json(path, data, issues)
-    except ReadError as whole:
-        if data.strip().count(b"\n") < 1:
-            raise
-        out = _jsonl(path, data, issues)
-        if not out:
-            raise whole from None
-        return out, True
-    return [(1 if b"\n" not in data.strip() else None, doc)], False
-
-
-def _jsonl(path: str, data: bytes, issues: list[ReadIssue]) -> list[tuple[int | None, Any]]:
-    lines = data.split(b"\n")
-    out: list[tuple[int | None, Any]] = []
-    torn = not data.endswith(b"\n") and lines[-1].strip() != b""
-    last = len(lines)
-    for lineno, raw in enumerate(lines, 1):
-        try:
-            out.append((lineno, orjson.loads(raw)))
-            continue
-        except orjson.JSONDecodeError:
-            if not raw.strip():
-                continue
-        try:
-            out.append((lineno, load_json(path, raw, issues, line=lineno)))  # NaN, big ints
-        except ReadError as exc:
-            if torn and lineno == last and out:
-                issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); "
-                                        "held back", "warning"))
-            else:
-                issues.append(ReadIssue(path, lineno, "", f"{exc.reason}; line skipped"))
-    return out
+        return _Reading(path).run(data)
 
 
 class _Rec:
@@ -432,7 +251,7 @@ class _Reading:
         self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
-        docs, self.jsonl = iter_documents(self.path, data, self.issues)
+        docs, self.jsonl = load_json_or_jsonl(self.path, data, self.issues)
         for line, value in docs:
             self.single_line = line
             self._value(value, line, "$", top=True)
@@ -652,8 +471,7 @@ class _Reading:
             kind = SpanKind.AGENT
         start = self._time(run, "start_time", rec)
         if start is None and segs is not None:
-            m = _DOTTED_TS.match(segs[-1])
-            start = _to_ns(*m.groups()) if m else None
+            start = _dotted_ns(segs[-1])
         end = self._time(run, "end_time", rec)
         error = run.get("error")
         error = _s(error) if error not in (None, "") else None
@@ -719,7 +537,7 @@ class _Reading:
         v = run.get(key)
         if v is None:
             return None
-        ns = iso_to_ns(v)
+        ns = iso_ns(v)
         if ns is None:
             self.issue(rec.line, f"{rec.where}.{key}", f"{key} {v!r} is not an ISO 8601 time; ignored", "warning")
         return ns
@@ -778,7 +596,7 @@ class _Reading:
             messages = normalize_message(prompts[0])
         elif "input" in inputs and isinstance(inputs["input"], (str, list)):  # Responses API
             inp: Any = inputs["input"]
-            messages = normalize_message(inp) if type(inp) is str else _response_items(inp)
+            messages = normalize_message(inp) if type(inp) is str else response_items(inp)
         elif type(inputs.get("prompt")) is str:
             messages = normalize_message(inputs["prompt"])
         system = inputs.get("system", inputs.get("instructions"))
@@ -795,12 +613,8 @@ class _Reading:
         choices = outputs.get("choices")
         gens = outputs.get("generations")
         if type(choices) is list and choices:  # OpenAI chat completion (or completion)
-            c0 = _d(choices[0])
-            msg = c0.get("message")
-            if msg is None and "text" in c0:
-                msg = {"role": "assistant", "content": c0["text"]}
-            out_msgs = normalize_message(msg, "assistant") if msg is not None else []
-            finish = c0.get("finish_reason")
+            out, finish = choice_output(outputs)
+            out_msgs = [out] if out is not None else []
             if outputs.get("id") is not None:
                 data["response_id"] = _s(outputs["id"])
             response_model = outputs.get("model")
@@ -829,11 +643,11 @@ class _Reading:
             response_model = lo.get("model_name", response_model)
         elif type(outputs.get("output")) is list and outputs.get("object") == "response" or \
                 (type(outputs.get("output")) is list and outputs.get("id") is not None):  # Responses API
-            out_msgs = _response_items(outputs["output"])
+            out, finish = responses_output(outputs)
+            out_msgs = [out] if out is not None else []
             if outputs.get("id") is not None:
                 data["response_id"] = _s(outputs["id"])
             response_model = outputs.get("model")
-            finish = outputs.get("status") if outputs.get("status") not in (None, "completed") else None
         elif "content" in outputs and ("role" in outputs or outputs.get("type") == "message"):  # Anthropic message
             out_msgs = normalize_message(outputs, "assistant")
             finish = outputs.get("stop_reason")

@@ -20,7 +20,6 @@ has neither.
 
 from __future__ import annotations
 
-import gc
 import json
 import operator
 import os
@@ -33,6 +32,7 @@ import orjson
 from tracetui.core.errors import ReadError
 from tracetui.core.model import SPAN_KINDS, ReadIssue, Span, SpanKind, Status, Trace
 from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import bom_issue, exact_int, load_json, recheck
 
 SCHEMA = "tracetui/1"
@@ -57,23 +57,19 @@ class NativeReader:
         first = head.removeprefix(_BOM).lstrip()[:4096].split(b"\n", 1)[0]
         return first.startswith(b"{") and b'"schema"' in first and b'"tracetui/' in first
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file held in memory (the ``Reader`` protocol)."""
         parser = _LineParser(path)
         if data.startswith(_BOM):  # a UTF-8 byte-order mark some editors write
             parser.out.issues.append(bom_issue(path, 1))
             data = data[len(_BOM):]
-        gc_was = gc.isenabled()
-        gc.disable()  # building 100k+ small dicts: the cyclic GC only costs here
-        try:
-            # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
-            with memoryview(data) as view:
-                parser.lines(data, view, len(data), final=True)
-        finally:
-            if gc_was:
-                gc.enable()
+        # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
+        with memoryview(data) as view:
+            parser.lines(data, view, len(data), final=True)
         return parser.finish()
 
+    @gc_paused
     def read_file(self, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
         """Parse a file as it is read, chunk by chunk; same result as ``read``.
 
@@ -98,8 +94,6 @@ class NativeReader:
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
         view = memoryview(buf)
-        gc_was = gc.isenabled()
-        gc.disable()
         try:
             while True:
                 if have == len(buf):  # one line fills the buffer: grow it
@@ -118,8 +112,6 @@ class NativeReader:
                 parser.lines(buf, view, have, final=True)
         finally:
             view.release()
-            if gc_was:
-                gc.enable()
         return parser.finish()
 
 

@@ -21,7 +21,6 @@ derived from ``started_at`` (``read_trace``). Ids are kept as given.
 
 from __future__ import annotations
 
-import gc
 import re
 from typing import Any
 
@@ -29,14 +28,11 @@ from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM
-from tracetui.core.readers.langsmith import (
-    iso_to_ns,
-    iter_documents,
-    ns_to_iso,
-    usage_from,
-)
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import usage_from
 from tracetui.core.readers.otel_messages import merge_output, normalize_message
+from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
 __all__ = ["OpenAIAgentsReader"]
 
@@ -63,19 +59,14 @@ class OpenAIAgentsReader:
             return False
         return _OBJECT_HEAD.search(h) is not None or (b'"trace_id"' in h and _SPAN_HEAD.search(h) is not None)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file into one run per trace id, in first-seen order.
 
         Raises:
             ReadError: empty, not JSON, or no trace or span item anywhere.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Run:
@@ -102,7 +93,8 @@ class _Reading:
         self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
-        docs, jsonl = iter_documents(self.path, data, self.issues)
+        values, jsonl = load_json_or_jsonl(self.path, data, self.issues)
+        docs = list(values)
         self.per_line = jsonl or (len(docs) == 1 and docs[0][0] == 1)
         found = 0
         for line, value in docs:
@@ -247,7 +239,7 @@ class _Reading:
         v = it.get(key)
         if v is None:
             return None
-        ns = iso_to_ns(v)
+        ns = iso_ns(v)
         if ns is None:
             self.issue(line, f"{where}.{key}", f"{key} {v!r} is not an ISO 8601 time; ignored", "warning")
         return ns

@@ -36,9 +36,8 @@ UTC.
 
 from __future__ import annotations
 
-import gc
 import re
-from datetime import date, datetime, timezone
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -47,59 +46,28 @@ from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import choice_output, usage_from
 from tracetui.core.readers.otel_messages import (
     normalize_finish_reason,
     normalize_message,
 )
+from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
-__all__ = ["OpenHandsReader", "iso_ns", "ns_iso"]
+__all__ = ["OpenHandsReader", "content_text", "message_text", "small_attrs", "unique_id"]
 
-# -- time helpers (shared with atif.py) ------------------------------------------------------
-
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?")
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+# -- helpers shared with atif.py -------------------------------------------------------------
 
 
-def iso_ns(value: Any) -> int | None:
-    """An ISO 8601 date-time string as integer ns since the Unix epoch, exactly (no float).
-
-    Fraction digits are read as an integer (digits past the 9th are dropped); an offset
-    (``Z``, ``+02:00``, ``-0500``) is applied; no offset is read as UTC (OpenHands and many
-    Python producers write naive ``datetime.now().isoformat()``).
-
-    Returns:
-        The ns, or None when ``value`` is not such a string (or names an impossible date).
-    """
-    if type(value) is not str:
-        return None
-    m = _ISO.fullmatch(value.strip())
-    if m is None:
-        return None
-    y, mo, d, h, mi, s, frac, tz = m.groups()
-    try:
-        days = date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL
-    except ValueError:
-        return None
-    hh, mm, ss = int(h), int(mi), int(s or 0)
-    if hh > 24 or mm > 59 or ss > 60:
-        return None
-    secs = days * 86400 + hh * 3600 + mm * 60 + ss
-    if tz and tz not in ("Z", "z"):
-        digits = tz[1:].replace(":", "")
-        off = int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60
-        secs -= off if tz[0] == "+" else -off
-    return secs * 1_000_000_000 + (int((frac + "00000000")[:9]) if frac else 0)
-
-
-def ns_iso(ns: int) -> str:
-    """Integer ns since the epoch as an ISO 8601 UTC string (``2025-01-27T22:44:56.900854Z``)."""
-    secs, frac = divmod(ns, 1_000_000_000)
-    text = datetime.fromtimestamp(secs, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    if frac:
-        text += "." + f"{frac:09d}".rstrip("0")
-    return text + "Z"
+def unique_id(want: str, ids: set[str]) -> str:
+    """A span id not in ``ids`` (``want``, else ``want#2``, ``want#3``...), added to ``ids``."""
+    sid, n = want, 1
+    while sid in ids:
+        n += 1
+        sid = f"{want}#{n}"
+    ids.add(sid)
+    return sid
 
 
 def content_text(content: Any) -> Any:
@@ -194,19 +162,14 @@ class OpenHandsReader:
             return True
         return _V1_KIND.search(head) is not None and any(f in head for f in _V1_FIELDS)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file: one run per event list.
 
         Raises:
             ReadError: not JSON (nor JSON Lines), or no OpenHands event list anywhere.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 def _is_event(d: Any) -> bool:
@@ -225,15 +188,11 @@ class _Reading:
         self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
-        data = data.removeprefix(BOM)
-        if not data.strip():
-            raise ReadError(self.path, "file is empty")
-        try:
-            doc = load_json(self.path, data, self.issues)
-        except ReadError as exc:
-            self._jsonl(data, exc)
+        values, several = load_json_or_jsonl(self.path, data, self.issues)
+        if several:
+            self._jsonl(values)
         else:
-            self._document(doc)
+            self._document(next(values)[1])
         if not self.runs:
             raise ReadError(self.path, "no OpenHands event list found (expected a JSON array of events with "
                             "action/observation or kind, or an object holding one under "
@@ -268,33 +227,18 @@ class _Reading:
         run_id = str(run_id) if run_id is not None else fallback_id
         self._build(rec[key], f"{where}.{key}", line, run_id, rec)
 
-    def _jsonl(self, data: bytes, whole: ReadError) -> None:
-        lines = data.split(b"\n")
-        torn = not data.endswith(b"\n") and lines[-1].strip() != b""
+    def _jsonl(self, values: Iterable[tuple[int | None, Any]]) -> None:
+        """JSON Lines: of events (one run), or of records holding event lists (one run each)."""
         events: list[Any] = []
         event_lines: list[int] = []
-        loaded = 0
-        for lineno, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                if torn and lineno == len(lines) and loaded:
-                    self.issue(lineno, "", "last line is incomplete (file still being written?); held back", "warning")
-                else:
-                    self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
-                continue
-            loaded += 1
+        for lineno, obj in values:  # lineno: always a line number in JSON Lines
             if _is_event(obj):
                 events.append(obj)
-                event_lines.append(lineno)
+                event_lines.append(lineno or 0)
             else:
                 self._record(obj, "$", lineno, f"line-{lineno}")
         if events:
             self._build(events, "$", None, None, {}, lines=event_lines)
-        if not loaded:
-            raise ReadError(self.path, f"{whole.reason}; and no line of it is JSON either", line=whole.line)
 
     def _build(self, events: Any, where: str, line: int | None, run_id: str | None, rec: dict[str, Any],
                lines: list[int] | None = None) -> None:
@@ -342,18 +286,10 @@ class _Run:
     def issue(self, message: str, severity: str = "skipped", where: str | None = None) -> None:
         self.r.issue(self.line, self.where if where is None else where, message, severity)
 
-    def uid(self, want: str) -> str:
-        sid, n = want, 1
-        while sid in self.ids:
-            n += 1
-            sid = f"{want}#{n}"
-        self.ids.add(sid)
-        return sid
-
     def add(self, span_id: str, kind: SpanKind, name: str, start: int | None, end: int | None,
             data: dict[str, Any], attrs: dict[str, Any], status: Status = Status.UNSET,
             error_type: str | None = None) -> Span:
-        span = Span(span_id=self.uid(span_id), parent_id="root", seq=len(self.spans) + 1, kind=kind, name=name,
+        span = Span(span_id=unique_id(span_id, self.ids), parent_id="root", seq=len(self.spans) + 1, kind=kind, name=name,
                     start_ns=start, end_ns=end, status=status, error_type=error_type, data=data,
                     attributes=attrs, line=self.line)
         self.spans.append(span)
@@ -551,21 +487,22 @@ class _Run:
         """The llm span of an action's ``model_response``; returns that response's tool call
         matching the action's ``tool_call_id`` (normalised), if any."""
         rid = resp.get("id")
+        output, finish = choice_output(resp)
+        if output is None:
+            output = {"role": "assistant", "content": None}
         choices = resp.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-        raw_msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-        msgs = normalize_message(raw_msg, "assistant") if raw_msg else []
-        output = msgs[-1] if msgs else {"role": "assistant", "content": None}
-        if isinstance(raw_msg.get("reasoning_content"), str) and raw_msg["reasoning_content"]:
-            output["reasoning_content"] = raw_msg["reasoning_content"]
-        usage = _usage(resp.get("usage"))
+        raw_msg = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+            else None
+        if isinstance(raw_msg, dict) and isinstance(raw_msg.get("reasoning_content"), str) and raw_msg["reasoning_content"]:
+            output["reasoning_content"] = raw_msg["reasoning_content"]  # a fresh dict: normalize_message's
+        usage = usage_from(resp.get("usage"))
         latency = None
         metrics = ev.get("llm_metrics")
         if isinstance(metrics, dict) and rid is not None:
             latency = _by_response(metrics.get("response_latencies"), rid, "latency")
             if usage is None:
                 tu = _by_response(metrics.get("token_usages"), rid, None)
-                usage = _usage(tu) if isinstance(tu, dict) else None
+                usage = usage_from(tu)
         attrs: dict[str, Any] = {}
         n = meta.get("total_calls_in_response")
         if isinstance(n, int) and n > 1:
@@ -575,7 +512,7 @@ class _Run:
             attrs["llm.usage"] = extra
         key = f"response:{rid}" if rid is not None else f"event:{ev_id}"
         span = self.llm(key, f"llm-{ev_id}", ts, output, model=resp.get("model"), usage=usage,
-                        finish=choice.get("finish_reason"), response_id=rid, latency_s=latency, attrs=attrs)
+                        finish=finish, response_id=rid, latency_s=latency, attrs=attrs)
         cid = meta.get("tool_call_id")
         out = span.data.get("output") or {}
         for c in out.get("tool_calls", ()):
@@ -769,7 +706,7 @@ class _Run:
         if run_id is not None:
             header["run_id"] = run_id
         if self.first_ts is not None:
-            header["started_at"] = ns_iso(self.first_ts)
+            header["started_at"] = ns_to_iso(self.first_ts)
             header["start_ns"] = self.first_ts
         if model:
             header["model"] = {"id": str(model)}
@@ -783,18 +720,6 @@ class _Run:
         if self.outcome:
             header["outcome"] = self.outcome
         return RunSpans(trace_id=run_id, spans=spans, header=header, in_order=True)
-
-
-def _usage(u: Any) -> dict[str, Any] | None:
-    """``{input_tokens, output_tokens}`` from an OpenAI/LiteLLM usage object."""
-    if not isinstance(u, dict):
-        return None
-    out: dict[str, Any] = {}
-    for src, dst in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
-        v = u.get(src)
-        if isinstance(v, int) and not isinstance(v, bool):
-            out[dst] = v
-    return out or None
 
 
 def _usage_extra(u: Any) -> dict[str, int]:

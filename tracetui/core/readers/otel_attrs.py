@@ -31,7 +31,8 @@ string that is a JSON list of OpenAI tool calls becomes ``tool_calls``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.model import SpanKind
@@ -48,7 +49,7 @@ from tracetui.core.readers.otel_messages import (
     tool_call,
 )
 
-__all__ = ["indexed_families", "span_fields_from_attributes", "classify"]
+__all__ = ["classify", "indexed_families", "span_fields_from_attributes"]
 
 _LLM, _TOOL, _RET, _AGENT = SpanKind.LLM, SpanKind.TOOL, SpanKind.RETRIEVAL, SpanKind.AGENT
 _OTHER, _DECISION, _MEMORY = SpanKind.OTHER, SpanKind.DECISION, SpanKind.MEMORY

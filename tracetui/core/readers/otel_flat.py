@@ -13,7 +13,8 @@ Two habits of real producers that every attribute mapper meets
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from tracetui.core.canonical import parse_json_string
 
@@ -22,7 +23,7 @@ __all__ = ["as_int", "as_number", "indexed_families"]
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _INDEX = re.compile(r"\.(\d+)(?=\.|$)")
 _HAS_INDEX = re.compile(r"\.\d+(?=[.\n]|$)")
-_INDEXED_KEY = re.compile(r"^[^\n]*?\.\d+(?:\.[^\n]*)?$", re.M)
+_INDEXED_KEY = re.compile(r"^[^\n]*?\.\d+(?:\.[^\n]*)?$", re.MULTILINE)
 
 
 def _listify(node: Any) -> Any:

@@ -23,7 +23,8 @@ parsed (``canonical.parse_json_string``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -72,8 +73,9 @@ def normalize_finish_reason(value: Any) -> str | None:
     return _FINISH.get(r, r)
 
 
-def _text(value: Any) -> str | None:
-    """Content as a string: strings kept, anything else serialised as JSON."""
+def as_text(value: Any) -> str | None:
+    """Content as a string: strings (and None) kept, anything else serialised as JSON (``str`` when
+    orjson cannot: an integer beyond 64 bits)."""
     if value is None or isinstance(value, str):
         return value
     try:
@@ -86,8 +88,9 @@ def tool_call(tc: Any) -> dict[str, Any] | None:
     """One tool call ``{"id", "name", "arguments"}`` from any supported shape, or None.
 
     Accepts GenAI parts, OpenAI ``{id, type, function: {name, arguments}}``, OpenInference
-    ``{tool_call: {id, function: {...}}}``, Anthropic ``{type: tool_use, id, name, input}``
-    and any-agent ``{"tool.name", "tool.args"}``.
+    ``{tool_call: {id, function: {...}}}``, Anthropic ``{type: tool_use, id, name, input}``,
+    inspect-ai ``{id, function: "<name>", arguments}`` (``inspect_ai.tool.ToolCall``: the
+    function is the name) and any-agent ``{"tool.name", "tool.args"}``.
     """
     if not isinstance(tc, dict):
         return None
@@ -97,6 +100,8 @@ def tool_call(tc: Any) -> dict[str, Any] | None:
     fn = tc.get("function")
     if isinstance(fn, dict):
         name, args = fn.get("name"), fn.get("arguments")
+    elif isinstance(fn, str):  # inspect-ai ToolCall: {id, function: "<name>", arguments: {...}}
+        name, args = fn, tc.get("arguments", tc.get("input"))
     else:
         name = tc.get("name", tc.get("tool.name"))
         args = tc.get("arguments", tc.get("input", tc.get("args", tc.get("tool.args"))))
@@ -167,7 +172,7 @@ def normalize_message(m: Any, default_role: str = "user") -> list[Message]:
         elif ptype in _RESPONSE_PARTS:
             cid = p.get("id", p.get("tool_use_id", p.get("call_id")))
             out = next((p[k] for k in ("response", "result", "content", "output") if k in p), None)
-            msg: Message = {"role": "tool", "content": _text(out)}
+            msg: Message = {"role": "tool", "content": as_text(out)}
             if cid is not None:
                 msg["tool_call_id"] = str(cid)
             responses.append(msg)
@@ -176,7 +181,7 @@ def normalize_message(m: Any, default_role: str = "user") -> list[Message]:
         elif ptype is None or ptype in _TEXT_PARTS or "text" in p or "content" in p:
             t = p.get("content", p.get("text"))
             if t is not None:
-                texts.append(t if isinstance(t, str) else _text(t) or "")
+                texts.append(t if isinstance(t, str) else as_text(t) or "")
 
     parts = m.get("parts")
     if isinstance(parts, list):
@@ -195,7 +200,7 @@ def normalize_message(m: Any, default_role: str = "user") -> list[Message]:
             if role == "tool" and not m.get("tool_call_id"):
                 role = "assistant"  # Koog labels an assistant's tool-call message "tool"
         else:
-            texts.append(content if isinstance(content, str) else _text(content) or "")
+            texts.append(content if isinstance(content, str) else as_text(content) or "")
     contents = m.get("contents")
     if isinstance(contents, list):
         for p in contents:

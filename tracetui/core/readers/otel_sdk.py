@@ -28,29 +28,27 @@ is one run, in file order; ``seq`` orders spans by start time, a parent before a
 child that starts at the same instant.
 
 JSON is read by ``jsondoc`` (integers beyond 64 bits, any-agent's decimal trace
-ids, kept exact). Also here, used by the Langfuse reader too: ``iso_to_ns``
-(exact ISO-8601 -> ns), ``assign_seq`` and ``content_gaps``.
+ids, kept exact); times by ``timefmt`` (exact ISO 8601 -> ns). Also here, used by the
+Langfuse reader too: ``assign_seq`` and ``content_gaps``.
 """
 
 from __future__ import annotations
 
-import calendar
-import gc
 import math
 import operator
-import re
-import time
 from collections.abc import Iterable
 from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM, bom_issue, iter_json_values, load_json
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 from tracetui.core.readers.otlp import _BadValue, anyvalue, normalize_id
+from tracetui.core.readers.timefmt import epoch_ns, iso_ns, ns_to_iso
 
-__all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps", "iso_to_ns", "ns_to_iso"]
+__all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps"]
 
 _JS_KINDS = {0: "internal", 1: "server", 2: "client", 3: "producer", 4: "consumer"}
 """``SpanKind`` of @opentelemetry/api: no UNSPECIFIED, so one less than OTLP's numbers."""
@@ -63,53 +61,9 @@ _MESSAGE_EVENTS = frozenset({
 _UINT64_MAX = (1 << 64) - 1
 _HEX = frozenset("0123456789abcdef")
 _SPAN_KEYS = ("context", "spanContext", "span_id", "spanId")
-_ISO = re.compile(
-    r"\s*(\d{4})-(\d\d)-(\d\d)(?:[Tt ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d+))?)?)?\s*"
-    r"(?:([Zz])|([+-])(\d\d)(?::?(\d\d))?)?\s*$")
 
 
 # -- helpers shared with the Langfuse reader ------------------------------------------------
-
-
-def iso_to_ns(value: Any) -> int | None:
-    """An ISO-8601 timestamp as integer ns since the Unix epoch, exactly.
-
-    The fraction's digits are read as an integer (no float rounding; digits
-    beyond the 9th are dropped). No offset means UTC (Python's SDK and Langfuse
-    write ``Z``; a bare time is taken as what it usually is). Returns None for
-    anything that is not such a string, or not a real date.
-    """
-    if type(value) is not str:
-        return None
-    m = _ISO.match(value)
-    if m is None:
-        return None
-    y, mo, d, h, mi, s, frac, _z, sign, oh, om = m.groups()
-    year, month, day = int(y), int(mo), int(d)
-    hour, minute, sec = int(h or 0), int(mi or 0), int(s or 0)
-    if not (year >= 1 and 1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1]
-            and hour < 24 and minute < 60 and sec < 61):
-        return None
-    secs = calendar.timegm((year, month, day, hour, minute, sec, 0, 0, 0))
-    if sign is not None:
-        off = int(oh) * 3600 + int(om or 0) * 60
-        secs -= off if sign == "+" else -off
-    ns = int(frac[:9].ljust(9, "0")) if frac else 0
-    return secs * 1_000_000_000 + ns
-
-
-def ns_to_iso(ns: int) -> str | None:
-    """Integer ns since the epoch as ISO-8601 UTC, fraction digits as needed (``2025-09-30T09:03:59.962Z``);
-    None when the platform cannot represent that instant."""
-    secs, frac = divmod(ns, 1_000_000_000)
-    try:
-        g = time.gmtime(secs)
-    except (OverflowError, OSError, ValueError):
-        return None
-    out = f"{g.tm_year:04d}-{g.tm_mon:02d}-{g.tm_mday:02d}T{g.tm_hour:02d}:{g.tm_min:02d}:{g.tm_sec:02d}"
-    if frac:
-        out += "." + f"{frac:09d}".rstrip("0")
-    return out + "Z"
 
 
 def assign_seq(spans: list[Span]) -> None:
@@ -201,19 +155,14 @@ class OtelSdkJsonReader:
             return True
         return b'"spanId"' in head and b'"traceId"' in head and (b'"startTime"' in head or b'"parentSpanId"' in head)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file into one run per trace id.
 
         Raises:
             ReadError: empty, not JSON, or no span anywhere.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Reading:
@@ -231,11 +180,6 @@ class _Reading:
     # -- envelope ------------------------------------------------------------------
 
     def run(self, data: bytes) -> ReaderOutput:
-        if data[:3] == BOM:
-            self.issues.append(bom_issue(self.path, None))
-            data = data[3:]
-        if not data.strip():
-            raise ReadError(self.path, "file is empty")
         records = self._records(data)
         outputs: dict[str | None, Any] = {}
         for line, where, obj, final in records:
@@ -259,23 +203,16 @@ class _Reading:
         return ReaderOutput(runs=runs, issues=self.issues)
 
     def _records(self, data: bytes) -> list[tuple[int | None, str, Any, Any]]:
-        """``(line, where, value, final_output)`` for every top-level span candidate."""
+        """``(line, where, value, final_output)`` for every top-level span candidate: one document,
+        JSON Lines, or pretty-printed values back to back (``jsondoc.load_json_or_jsonl``)."""
         out: list[tuple[int | None, str, Any, Any]] = []
-        whole_issues: list[ReadIssue] = []
-        try:
-            doc = load_json(self.path, data, whole_issues)
-        except ReadError:
-            values = self._values(data)
-        else:
-            self.issues.extend(whole_issues)
-            one_line = b"\n" not in data.strip()
-            values = [(1 if one_line else None, "$", doc)]
-        for line, where, v in values:
+        values, _ = load_json_or_jsonl(self.path, data, self.issues, values_back_to_back=True)
+        for line, v in values:
             if isinstance(v, list):
                 for i, item in enumerate(v):
-                    self._expand(item, f"{where}[{i}]" if where != "$" else f"$[{i}]", line, out)
+                    self._expand(item, f"$[{i}]", line, out)
             else:
-                self._expand(v, where, line, out)
+                self._expand(v, "$", line, out)
         return out
 
     def _expand(self, v: Any, where: str, line: int | None, out: list[tuple[int | None, str, Any, Any]]) -> None:
@@ -285,44 +222,6 @@ class _Reading:
                 out.append((line, f"{where}.spans[{i}]", s, final))
         else:
             out.append((line, where, v, _NO_FINAL))
-
-    def _values(self, data: bytes) -> list[tuple[int | None, str, Any]]:
-        """JSON Lines (orjson a line) when the first line is a whole value, else values back to back."""
-        lines = data.split(b"\n")
-        first = next((i for i, raw in enumerate(lines) if raw.strip()), 0)
-        try:
-            first_ok = isinstance(load_json(self.path, lines[first], []), (dict, list))
-        except ReadError:
-            first_ok = False
-        if first_ok:
-            return self._jsonl(data, lines)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ReadError(self.path, f"not UTF-8 text (byte {exc.start})") from None
-        got = iter_json_values(self.path, text, self.issues)
-        if not got:
-            raise ReadError(self.path, "not valid JSON: no JSON value could be read"
-                            + (f"; first problem: {self.issues[0]}" if self.issues else ""))
-        return [(line, "$", v) for line, v in got]
-
-    def _jsonl(self, data: bytes, lines: list[bytes]) -> list[tuple[int | None, str, Any]]:
-        torn = not data.endswith(b"\n") and lines[-1].strip() != b""
-        last = len(lines)
-        out: list[tuple[int | None, str, Any]] = []
-        for lineno, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = load_json(self.path, raw, self.issues, line=lineno)
-            except ReadError as exc:
-                if torn and lineno == last and out:
-                    self.issue(lineno, "", "last line is incomplete (file still being written?); held back", "warning")
-                else:
-                    self.issue(lineno, "", f"{exc.reason}; line skipped")
-                continue
-            out.append((lineno, "$", obj))
-        return out
 
     # -- one span ------------------------------------------------------------------
 
@@ -509,9 +408,7 @@ class _Reading:
         starts = [s.start_ns for s in run.spans if s.start_ns is not None]
         if starts:
             first = min(starts)
-            iso = ns_to_iso(first)
-            if iso is not None:
-                h["started_at"] = iso
+            h["started_at"] = ns_to_iso(first)
             h["start_ns"] = first
         ordered = sorted(run.spans, key=_SEQ)
         root = next((s for s in ordered if s.parent_id is None), None)
@@ -568,8 +465,9 @@ def _norm_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
 
 
 def _ns(v: Any) -> tuple[int | None, bool]:
-    """A time as int ns: ISO string, integer ns (number or digits), ``[s, ns]`` hrtime, or
-    float epoch seconds. ``(None, True)`` for missing/zero, ``(None, False)`` for junk."""
+    """A time as int ns: ISO string, integer ns (number or digits), ``[s, ns]`` hrtime, or a
+    float epoch number (``timefmt.epoch_ns``: unit by magnitude, read exactly).
+    ``(None, True)`` for missing/zero, ``(None, False)`` for junk."""
     if v is None:
         return None, True
     if isinstance(v, bool):
@@ -582,7 +480,7 @@ def _ns(v: Any) -> tuple[int | None, bool]:
             n = int(s)
             ok = n <= _UINT64_MAX
             return (n if n > 0 and ok else None), ok
-        ns = iso_to_ns(s)
+        ns = iso_ns(s)
         ok = ns is not None and 0 <= ns <= _UINT64_MAX
         return (ns if ok and ns else None), ok
     if isinstance(v, (list, tuple)) and len(v) == 2 and all(
@@ -591,7 +489,5 @@ def _ns(v: Any) -> tuple[int | None, bool]:
         ok = 0 <= n <= _UINT64_MAX
         return (n if n > 0 and ok else None), ok
     if isinstance(v, float) and math.isfinite(v) and 0 <= v <= _UINT64_MAX:
-        if v < 1e11:  # epoch seconds (year 5138 in seconds is 1e11)
-            return (round(v * 1e9) or None), True
-        return int(v), True
+        return epoch_ns(v), True  # epoch s / ms / µs / ns by magnitude, the digits written (timefmt)
     return None, False

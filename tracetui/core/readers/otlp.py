@@ -7,9 +7,10 @@ OTLP file exporter spec):
   (snake_case ``resource_spans`` / ``scope_spans`` too, and a top-level array of such
   documents);
 - the Collector ``file`` exporter's JSON Lines: one such object per line, spans of one
-  trace spread over many lines. A torn last line (no trailing newline, not parseable:
-  the file is still being written) is held back with a warning, and loaded by the
-  next read once complete; a bad line elsewhere is reported and skipped.
+  trace spread over many lines (``jsondoc.load_json_or_jsonl``). A torn last line
+  (no trailing newline, not parseable: the file is still being written) is held
+  back with a warning, and loaded by the next read once complete; a bad line
+  elsewhere is reported and skipped.
 
 Damage read anyway (``jsondoc``; each reported with its line or JSON path): a UTF-8
 byte-order mark at the start of the file or of a line (``cat``), CRLF line ends
@@ -30,22 +31,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 import math
 from typing import Any
-
-import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import (
-    bom_issue,
-    careful_load,
-    exact_int,
-    load_json,
-    recheck,
-)
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 
 _HEX = frozenset("0123456789abcdef")
@@ -221,9 +214,6 @@ def normalize_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
     return s, f"{v!r} is neither {2 * nbytes}-digit hex nor base64; kept as is"
 
 
-_JSONL = object()
-"""Not one JSON document: read as JSON Lines."""
-
 _OK, _ODD, _BAD = 0, 1, 2
 """How a timestamp was written: as the spec says (int64 as a string or number), in
 float or exponent form (read exactly, reported once per file), or not at all usable."""
@@ -270,19 +260,14 @@ class OtlpJsonReader:
         first = head.removeprefix(_BOM).lstrip()[:1]
         return first in (b"{", b"[") and (b'"resourceSpans"' in head or b'"resource_spans"' in head)
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file into one run per trace id.
 
         Raises:
             ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
         """
-        gc_was = gc.isenabled()
-        gc.disable()  # 100k+ small dicts: the cyclic GC only costs here
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Reading:
@@ -300,26 +285,19 @@ class _Reading:
     # -- envelope -------------------------------------------------------------------
 
     def run(self, data: bytes) -> ReaderOutput:
-        if data.startswith(_BOM):
-            self.issues.append(bom_issue(self.path, 1))
-            data = data[len(_BOM):]
-        if not data or data.isspace():  # isspace, not strip: no copy of the file
-            raise ReadError(self.path, "file is empty")
-        one_line = _one_line(data)
-        doc: Any = _JSONL
-        whole_error = "more than one JSON value"
-        # JSON Lines when the first line is a whole value and more follows: a whole-file
-        # orjson.loads would only fail, after 1.4 s on 400 MB.
-        if one_line or not _first_line_is_a_value(data):
-            try:
-                doc = recheck(self.path, data, orjson.loads(data), self.issues, line=1 if one_line else None)
-            except orjson.JSONDecodeError as exc:
-                whole_error = str(exc)
-                doc = self._refused_document(data, one_line)
-        if doc is _JSONL:
-            self._jsonl(data, whole_error)
+        values, several = load_json_or_jsonl(self.path, data, self.issues)
+        if several:  # Collector JSON Lines: one export request a line
+            loaded = 0
+            for lineno, obj in values:
+                if not isinstance(obj, dict) or not _has_rs(obj):
+                    self.issue(lineno, "", f"line holds no resourceSpans ({_describe(obj)}); line skipped")
+                    continue
+                loaded += 1
+                self._record(obj, "$", lineno)
+            if not loaded:
+                raise ReadError(self.path, "no line holds an OTLP/JSON object (an object with resourceSpans)")
         else:
-            line = 1 if one_line else None
+            line, doc = next(values)
             if isinstance(doc, dict):
                 records = [(doc, "$")]
             elif isinstance(doc, list):
@@ -337,50 +315,6 @@ class _Reading:
             self.issue(line, where, f"{len(self.odd_times)} timestamp(s) in float or exponent form (first: {value!r}); "
                        "read as the exact integer nanoseconds written (decimal digits, no float rounding)", "warning")
         return ReaderOutput(runs=list(self.runs.values()), issues=self.issues)
-
-    def _refused_document(self, data: bytes, one_line: bool) -> Any:
-        """The document orjson refused (bare NaN, a number beyond a double...) read by ``careful_load``,
-        or ``_JSONL`` when that fails too (JSON Lines with a damaged first line, or a broken file:
-        ``_jsonl`` then reads it line by line and reports)."""
-        found: list[ReadIssue] = []
-        try:
-            doc = careful_load(self.path, data, found, line=1 if one_line else None)
-        except ReadError:
-            return _JSONL
-        self.issues.extend(found)
-        return doc
-
-    def _jsonl(self, data: bytes, whole_error: str) -> None:
-        lines = data.split(b"\n")
-        torn = not data.endswith(b"\n") and bool(lines) and lines[-1].strip() != b""
-        last = len(lines)
-        loaded = 0
-        for lineno, raw in enumerate(lines, 1):
-            if not raw or raw.isspace():
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                found: list[ReadIssue] = []
-                try:  # a BOM (files joined with cat), NaN, a number beyond a double: kept and reported
-                    obj = load_json(self.path, raw, found, line=lineno)
-                except ReadError:
-                    if torn and lineno == last and loaded:
-                        self.issue(lineno, "", "last line is incomplete (file still being written?); held back",
-                                   "warning")
-                    else:
-                        self.issue(lineno, "", f"not valid JSON ({exc}); line skipped")
-                    continue
-                self.issues.extend(found)
-            else:
-                obj = recheck(self.path, raw, obj, self.issues, line=lineno)
-            if not isinstance(obj, dict) or not _has_rs(obj):
-                self.issue(lineno, "", f"line holds no resourceSpans ({_describe(obj)}); line skipped")
-                continue
-            loaded += 1
-            self._record(obj, "$", lineno)
-        if not loaded:
-            raise ReadError(self.path, f"not valid JSON ({whole_error}) and no line holds an OTLP/JSON object")
 
     def _record(self, obj: Any, base: str, line: int | None) -> None:
         if not isinstance(obj, dict):
@@ -571,23 +505,6 @@ def _items(reading: _Reading, raw: Any, where: str, line: int | None):  # type: 
             yield i, item
         else:
             reading.issue(line, f"{where}[{i}]", f"expected an object, found {type(item).__name__}; skipped")
-
-
-def _first_line_is_a_value(data: bytes) -> bool:
-    """Whether the first line parses on its own (the file is JSON Lines when more follows)."""
-    nl = data.find(b"\n")
-    try:
-        orjson.loads(data[:nl])
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
-
-def _one_line(data: bytes) -> bool:
-    """Whether the text is one line (a trailing newline and blanks after it allowed; checked
-    on the last 64 KiB, so no copy of a big file)."""
-    nl = data.find(b"\n")
-    return nl < 0 or (len(data) - nl <= 65536 and data[nl:].isspace())
 
 
 def _has_rs(d: dict[str, Any]) -> bool:

@@ -27,7 +27,6 @@ non-demonstration assistant message whose ``action`` equals the step's.
 
 from __future__ import annotations
 
-import gc
 import math
 import re
 from typing import Any
@@ -37,6 +36,7 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.chat_transcript import normalize_chat_message
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 from tracetui.core.readers.otel_messages import Message
 
@@ -94,19 +94,14 @@ class SweAgentReader:
             return False
         return _FIRST_STEP.search(head) is not None
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file: one run.
 
         Raises:
             ReadError: not JSON, or not an object with a ``trajectory`` list.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _read(path, data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _read(path, data)
 
 
 def _read(path: str, data: bytes) -> ReaderOutput:

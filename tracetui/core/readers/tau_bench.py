@@ -25,7 +25,6 @@ Mapping (``docs/readers/tau-bench.md``):
 
 from __future__ import annotations
 
-import gc
 import re
 from typing import Any
 
@@ -38,6 +37,7 @@ from tracetui.core.readers.chat_transcript import (
     last_text,
     transcript_spans,
 )
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 
 __all__ = ["TauBenchReader"]
@@ -66,6 +66,7 @@ class TauBenchReader:
         start = head.removeprefix(BOM).lstrip()
         return start[:1] == b"[" and start[1:].lstrip()[:1] == b"{" and b'"traj"' in head and b'"task_id"' in head
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file: one run per result, in file order.
 
@@ -73,13 +74,7 @@ class TauBenchReader:
             ReadError: not JSON, not an array (or one result object), or no
                 element is a result object.
         """
-        gc_was = gc.isenabled()
-        gc.disable()  # ~20k small containers, no cycles: the cyclic GC only costs
-        try:
-            return _read(path, data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _read(path, data)
 
 
 def _read(path: str, data: bytes) -> ReaderOutput:

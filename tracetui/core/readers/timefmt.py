@@ -6,10 +6,11 @@ are integer ns; ISO strings converted exactly, no float rounding).
 ISO 8601 / RFC 3339 date-times (``iso_ns``), the union of what the producers write:
 
 - date ``YYYY-MM-DD``, then optionally ``T`` (or ``t``, or a space, RFC 3339
-  §5.6) and ``HH:MM``, ``HH:MM:SS`` or ``HH:MM:SS`` plus a fraction (``.`` or
-  ``,``, ISO 8601 §4.2.2.4; any number of digits, read as an integer: digits
-  below 1 ns are dropped, never rounded); the basic format
-  ``YYYYMMDDTHHMMSS[.f]`` (ISO 8601 §4.3.2) is read too;
+  §5.6) and ``HH``, ``HH:MM``, ``HH:MM:SS`` or ``HH:MM:SS`` plus a fraction
+  (``.`` or ``,``, ISO 8601 §4.2.2.4; any number of digits, read as an integer:
+  digits below 1 ns are dropped, never rounded); the basic format
+  ``YYYYMMDDTHH[MM[SS[.f]]]`` with ``Z`` / ``±HHMM`` / ``±HH`` (ISO 8601
+  §4.3.2) is read too;
 - offset ``Z``/``z``, ``±HH:MM``, ``±HHMM``, ``±HH`` or Python's
   ``±HH:MM:SS[.ffffff]``; a blank may stand before it; **no offset means UTC**
   (ISO 8601 calls such a time local, but the producers that omit it write UTC:
@@ -56,6 +57,8 @@ __all__ = ["epoch_ns", "iso_ns", "ns_to_iso", "time_ns"]
 _NS = 1_000_000_000
 _PREFIX = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):", re.ASCII)
 _SECONDS = {f"{i:02d}": i for i in range(61)}
+_SCALE = tuple(10 ** (9 - n) for n in range(10))
+"""ns of one unit of an ``n``-digit fraction."""
 
 _EXTENDED = re.compile(
     r"\s*(\d{4}-\d\d-\d\d)(?:[Tt ](\d\d)(?::(\d\d)(?::(\d\d)(?:[.,](\d+))?)?)?)?"
@@ -201,7 +204,7 @@ def iso_ns(value: Any) -> int | None:
         n = len(tail) - 1 - len(rest)  # fraction digits
         if n == 0:
             return None
-        frac = int(tail[1:10 if n > 8 else n + 1].ljust(9, "0"))
+        frac = int(tail[1:n + 1]) * _SCALE[n] if n < 9 else int(tail[1:10])
     else:
         rest = tail
         frac = 0

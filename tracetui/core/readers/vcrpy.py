@@ -39,7 +39,6 @@ Cassettes record no timing: spans have no times (``seq`` is the interaction orde
 
 from __future__ import annotations
 
-import gc
 import gzip
 import re
 import zlib
@@ -54,14 +53,21 @@ from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import ReaderOutput, RunSpans
-from tracetui.core.readers.inspect_ai import ns_to_iso
+from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.openai_shapes import (
+    choice_output,
+    response_items,
+    responses_output,
+    usage_from,
+)
 from tracetui.core.readers.otel_messages import (
     Message,
     normalize_finish_reason,
     normalize_message,
     normalize_messages,
 )
+from tracetui.core.readers.timefmt import ns_to_iso
 
 __all__ = ["VcrpyReader", "assemble_chat_stream", "sse_data"]
 
@@ -273,74 +279,8 @@ def _request_messages(api: str, req: dict[str, Any]) -> list[Message] | None:
     if isinstance(inp, str):
         msgs.append({"role": "user", "content": inp})
     elif isinstance(inp, list):
-        for item in inp:
-            if not isinstance(item, dict):
-                continue
-            t = item.get("type")
-            if t == "function_call":
-                call = {"id": item.get("call_id", item.get("id")), "name": item.get("name"),
-                        "arguments": parse_json_string(item.get("arguments"))}
-                if msgs and msgs[-1].get("role") == "assistant" and msgs[-1].get("_calls"):
-                    msgs[-1]["tool_calls"].append(call)
-                else:
-                    msgs.append({"role": "assistant", "content": None, "tool_calls": [call], "_calls": True})
-            elif t == "function_call_output":
-                out_v = item.get("output")
-                msgs.append({"role": "tool", "content": out_v if isinstance(out_v, str) or out_v is None
-                             else orjson.dumps(out_v).decode(), "tool_call_id": str(item.get("call_id"))})
-            elif t in (None, "message") or "role" in item:
-                msgs.extend(normalize_message(item))
-        for m in msgs:
-            m.pop("_calls", None)
+        msgs.extend(response_items(inp))
     return msgs or None
-
-
-def _responses_output(resp: dict[str, Any]) -> tuple[Message | None, str | None]:
-    """An OpenAI Responses object's output items merged into one assistant message, and a finish reason."""
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for item in resp.get("output") or ():
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "function_call":
-            calls.append({"id": item.get("call_id", item.get("id")), "name": item.get("name"),
-                          "arguments": parse_json_string(item.get("arguments"))})
-        elif item.get("type") == "message":
-            for m in normalize_message(item, "assistant"):
-                if m.get("content"):
-                    texts.append(m["content"])
-    msg: Message = {"role": "assistant", "content": "\n".join(texts) if texts else None}
-    if calls:
-        msg["tool_calls"] = calls
-    status = resp.get("status")
-    finish: str | None
-    if calls:
-        finish = "tool_call"
-    elif status == "incomplete":
-        det = resp.get("incomplete_details")
-        reason = det.get("reason") if isinstance(det, dict) else None
-        finish = "length" if reason == "max_output_tokens" else normalize_finish_reason(reason) or "incomplete"
-    elif status == "completed":
-        finish = "stop"
-    else:
-        finish = normalize_finish_reason(status)
-    return (msg if texts or calls else None), finish
-
-
-def _usage(u: Any) -> dict[str, int] | None:
-    """``{input_tokens, output_tokens}`` from OpenAI (``prompt_tokens``/``completion_tokens``) or
-    Anthropic/Responses (``input_tokens``/``output_tokens``) usage."""
-    if not isinstance(u, dict):
-        return None
-    out: dict[str, int] = {}
-    for key, names in (("input_tokens", ("prompt_tokens", "input_tokens")),
-                       ("output_tokens", ("completion_tokens", "output_tokens"))):
-        for n in names:
-            v = u.get(n)
-            if isinstance(v, int) and not isinstance(v, bool):
-                out[key] = v
-                break
-    return out or None
 
 
 def _safe_url(uri: str) -> str:
@@ -371,19 +311,14 @@ class VcrpyReader:
             return b'"interactions"' in head and b'"request"' in head and b'"uri"' in head and b'"method"' in head
         return _YAML_KEY.search(head) is not None and b"request:" in head
 
+    @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole cassette: one run.
 
         Raises:
             ReadError: not YAML/JSON (with the line), or no ``interactions`` list.
         """
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            return _Reading(path).run(data)
-        finally:
-            if gc_was:
-                gc.enable()
+        return _Reading(path).run(data)
 
 
 class _Reading:
@@ -681,18 +616,16 @@ class _Reading:
         """``(output message, finish reason, usage, response id, response model)`` of a response object."""
         rid = resp.get("id") if isinstance(resp.get("id"), str) else None
         version = resp.get("model") if isinstance(resp.get("model"), str) else None
-        usage = _usage(resp.get("usage"))
+        usage = usage_from(resp.get("usage"))
         if api == "chat":
-            choices = resp.get("choices")
-            c0 = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-            msgs = normalize_message(c0.get("message"), "assistant") if isinstance(c0.get("message"), dict) else []
-            return (msgs[0] if msgs else None), normalize_finish_reason(c0.get("finish_reason")), usage, rid, version
+            out, finish = choice_output(resp)
+            return out, finish, usage, rid, version
         if api == "anthropic":
             msgs = normalize_message({"role": "assistant", "content": resp.get("content")}, "assistant") \
                 if resp.get("content") is not None else []
             out = next((m for m in msgs if m.get("role") == "assistant"), None)
             return out, normalize_finish_reason(resp.get("stop_reason")), usage, rid, version
-        out, finish = _responses_output(resp)
+        out, finish = responses_output(resp)
         return out, finish, usage, rid, version
 
     def tool_spans(self, messages: list[Message], line: int | None) -> None:
