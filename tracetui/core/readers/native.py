@@ -243,7 +243,8 @@ class _LineParser:
             out.issues.append(ReadIssue(
                 path, line, field,
                 f"{len(self.odd_times)} timestamp(s) written as strings or floats, not integers (first: {value!r}); "
-                "read as the exact integer nanoseconds written (decimal digits, no float rounding)", "warning"))
+                "strings are read exactly; a bare number in float or exponent form keeps at most 17 significant "
+                "digits (the digits a JSON parser's double holds): write nanoseconds as integers or strings", "warning"))
         return out
 
 

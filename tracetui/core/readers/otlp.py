@@ -313,7 +313,9 @@ class _Reading:
         if self.odd_times:
             line, where, value = self.odd_times[0]
             self.issue(line, where, f"{len(self.odd_times)} timestamp(s) in float or exponent form (first: {value!r}); "
-                       "read as the exact integer nanoseconds written (decimal digits, no float rounding)", "warning")
+                       "a string is read exactly; a bare number keeps at most 17 significant digits (the digits a "
+                       "JSON parser's double holds): the OTLP JSON mapping writes nanoseconds as integer strings",
+                       "warning")
         return ReaderOutput(runs=list(self.runs.values()), issues=self.issues)
 
     def _record(self, obj: Any, base: str, line: int | None) -> None:
