@@ -116,3 +116,19 @@ def test_convert_to_stdout_and_through_a_symlink(tmp_path: Path) -> None:
     link.symlink_to(real)
     assert run("convert", str(SAMPLE), str(link), "--force")[0] == 0
     assert link.is_symlink() and real.read_text().startswith('{"schema":"tracetui/1"')
+
+
+def test_convert_output_has_the_usual_mode_and_keeps_a_replaced_files_mode(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    out = tmp_path / "out.jsonl"
+    old = os.umask(0o022)
+    try:
+        assert run("convert", str(SAMPLE), str(out))[0] == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o644  # not mkstemp's 0600
+        out.chmod(0o640)
+        assert run("convert", str(SAMPLE), str(out), "--force")[0] == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from typing import Any, BinaryIO
@@ -459,6 +460,17 @@ def write_trace(path: str, trace: Trace | tuple[dict[str, Any], Iterable[Span]],
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=folder)
     try:
+        # mkstemp creates 0600: give the file the mode a plain open() would (0666 minus the umask),
+        # or keep the mode of the file it replaces.
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode) if overwrite else None
+        except FileNotFoundError:
+            mode = None
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
