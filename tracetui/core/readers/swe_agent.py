@@ -191,7 +191,7 @@ def _read(path: str, data: bytes) -> ReaderOutput:
         output: Message = outs[0] if outs else {"role": "assistant", "content": step.get("response", step.get("thought"))}
         sid = f"step-{k}"
         llm = Span(f"{sid}-llm", "root", seq, SpanKind.LLM, llm_name,
-                   data={**base, "messages": messages, "output": output}, line=k + 1)
+                   data={**base, "messages": messages, "output": output}, line=None)  # one JSON document: no line
         spans.append(llm)
         seq += 1
         # The action it ran.
@@ -225,7 +225,7 @@ def _read(path: str, data: bytes) -> ReaderOutput:
         if duration is not None:
             attributes["duration_ns"] = duration  # no timestamps in .traj files: the only timing there is
         spans.append(Span(f"{sid}-tool", "root", seq, SpanKind.TOOL, f"execute_tool {tool_name}" if tool_name else "execute_tool",
-                          status=Status.UNSET, data=tool, attributes=attributes, line=k + 1))
+                          status=Status.UNSET, data=tool, attributes=attributes, line=None))
         seq += 1
 
     outcome: dict[str, Any] = {}

@@ -125,14 +125,13 @@ def _run(path: str, k: int, r: dict[str, Any], seen: set[str], cache: ArgsCache,
         traj = []
     domain = _domain(traj)
     agent = f"tau-bench {domain}" if domain else "tau-bench"
-    line = k + 1
-    tr = transcript_spans(traj, parent_id="root", path=path, where=f"$[{k}].traj", seq_start=1, line=line, args_cache=cache)
+    tr = transcript_spans(traj, parent_id="root", path=path, where=f"$[{k}].traj", seq_start=1, line=None, args_cache=cache)
     issues.extend(tr.issues)
     instruction = task.get("instruction")
     first_user = instruction if isinstance(instruction, str) and instruction else first_text(tr.messages, "user")
     root = Span("root", None, 0, SpanKind.AGENT, f"{agent} task {task_id}" if task_id is not None else agent,
                 data={"agent_name": agent, "input": first_user, "output": last_text(tr.messages, "assistant")},
-                attributes={"task_id": task_id, "trial": trial}, line=line)
+                attributes={"task_id": task_id, "trial": trial}, line=None)  # one JSON document: no line per span
 
     expected = task.get("actions")
     outcome: dict[str, Any] = {"reward": r.get("reward")}
