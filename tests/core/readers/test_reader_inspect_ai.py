@@ -255,6 +255,16 @@ def test_unresolvable_attachment_is_kept_and_reported(tmp_path: Path) -> None:
     assert [i.severity for i in t.issues] == ["warning"] and "attachment://bbb" in t.issues[0].message
 
 
+def test_a_samples_warnings_travel_with_its_run(tmp_path: Path) -> None:
+    """Sample 2 has an unresolvable attachment: reported with sample 2's run, not with sample 1's."""
+    bad = _sample(2, [{"event": "tool", "timestamp": "2026-01-02T03:04:06Z", "id": "c1", "function": "f",
+                       "arguments": {}, "result": "attachment://zzz"}])
+    p = tmp_path / "log.json"
+    p.write_bytes(orjson.dumps(_log(_sample(1), bad)))
+    assert not any("attachment" in i.message for i in read_trace(f"{p}#sample-1-epoch-1").issues)
+    assert any("attachment://zzz" in i.message for i in read_trace(f"{p}#sample-2-epoch-1").issues)
+
+
 def test_tool_error_and_model_error_set_status(tmp_path: Path) -> None:
     s = _sample(1, [
         {"event": "model", "timestamp": "2026-01-02T03:04:05Z", "model": "anthropic/claude-x",

@@ -316,7 +316,11 @@ class _Reading:
             self.issue(base, f"a second sample with id {sid!r} epoch {epoch!r}; read as run {run_id}-{n}", "warning")
             run_id = f"{run_id}-{n}"
         self.run_ids.add(run_id)
-        self.runs.append(_Sample(self, sample, base, info, run_id).build())
+        mark = len(self.issues)
+        run = _Sample(self, sample, base, info, run_id).build()
+        run.issues = self.issues[mark:]  # this sample's warnings: reported with its run only
+        del self.issues[mark:]
+        self.runs.append(run)
 
 
 class _LogInfo:
