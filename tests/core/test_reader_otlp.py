@@ -18,6 +18,7 @@ from tracetui.core.model import SpanKind, Status
 from tracetui.core.readers import read_trace, sniff_format
 from tracetui.core.readers.otel_attrs import indexed_families, span_fields_from_attributes
 from tracetui.core.readers.otlp import OtlpJsonReader, anyvalue, normalize_id
+from mutate import json_paths, replaced
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "data" / "otlp"
@@ -597,25 +598,6 @@ def test_reading_grows_linearly_with_span_count(tmp_path: Path) -> None:
 # --- robustness ------------------------------------------------------------------------------
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(doc, dict):
-        return {**doc, head: _replaced(doc[head], rest, value)}
-    return [_replaced(v, rest, value) if i == head else v for i, v in enumerate(doc)]
-
 
 @pytest.mark.parametrize("fixture", ["messagetojson_base64.json", "collector_two_traces.jsonl"])
 def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceback(fixture: str) -> None:
@@ -623,10 +605,10 @@ def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceb
     doc = orjson.loads((DATA / fixture).read_bytes().splitlines()[0] if fixture.endswith(".jsonl")
                        else (DATA / fixture).read_bytes())
     reader = OtlpJsonReader()
-    for path in _paths(doc):
+    for path in json_paths(doc):
         for odd in (None, -1, "zz", [], {}, True):
             try:
-                reader.read("f", orjson.dumps(_replaced(doc, path, odd)))
+                reader.read("f", orjson.dumps(replaced(doc, path, odd)))
             except ReadError:
                 pass
 

@@ -15,6 +15,7 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import SpanKind, Status
 from tracetui.core.readers import read_trace, sniff_format
 from tracetui.core.readers.langfuse import LangfuseReader
+from mutate import json_paths, replaced
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "langfuse"
 REPO = Path(__file__).resolve().parents[3]
@@ -257,33 +258,14 @@ def test_not_a_langfuse_document_raises_read_error(tmp_path: Path) -> None:
         READER.read("x.json", b"\n")
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(doc, dict):
-        return {**doc, head: _replaced(doc[head], rest, value)}
-    return [_replaced(v, rest, value) if i == head else v for i, v in enumerate(doc)]
-
 
 def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceback() -> None:
     doc = json.loads((DATA / "public_api_trace.json").read_text())
     doc["observations"] = doc["observations"][:3]
-    for path in _paths(doc):
+    for path in json_paths(doc):
         for odd in (None, -1, "zz", [], {}, True, "{bad json"):
             try:
-                READER.read("f", json.dumps(_replaced(doc, path, odd)).encode())
+                READER.read("f", json.dumps(replaced(doc, path, odd)).encode())
             except ReadError:
                 pass
 

@@ -19,6 +19,7 @@ from tracetui.core.model import SpanKind, Status
 from tracetui.core.readers import read_trace, sniff_format
 from tracetui.core.readers.otel_sdk import OtelSdkJsonReader
 from tracetui.core.readers.timefmt import iso_ns
+from mutate import json_paths, replaced
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "otel_sdk"
 REPO = Path(__file__).resolve().parents[3]
@@ -282,33 +283,14 @@ def test_nothing_loadable_raises_read_error(tmp_path: Path) -> None:
         read_trace(corpus("langfuse/koog-2025-08-26.trace.json"), format="otel-sdk-json")
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(doc, dict):
-        return {**doc, head: _replaced(doc[head], rest, value)}
-    return [_replaced(v, rest, value) if i == head else v for i, v in enumerate(doc)]
-
 
 def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceback() -> None:
     doc = json.loads((DATA / "js_readable_spans.json").read_text())[:2]
     doc.append(json.loads(corpus("any-agent-trace/OPENAI_trace.json").read_text())["spans"][1])
-    for path in _paths(doc):
+    for path in json_paths(doc):
         for odd in (None, -1, "zz", [], {}, True, 2.5, 10**40):
             try:
-                READER.read("f", json.dumps(_replaced(doc, path, odd)).encode())
+                READER.read("f", json.dumps(replaced(doc, path, odd)).encode())
             except ReadError:
                 pass
 
