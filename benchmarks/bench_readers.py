@@ -36,9 +36,7 @@ import os
 import pstats
 import statistics
 import sys
-import time
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_diff import _Gen, ensure_data
+from bench_diff import _Gen, ensure_data, timed  # timed: freeing the result is not timed (the caller drops it)
 
 from tracetui.core.readers import (
     SNIFF_BYTES,
@@ -211,12 +209,6 @@ def read_all(path: Path, fmt: str) -> list[list[Any]]:
     finally:
         gc.enable()
 
-
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Seconds ``fn`` took, and its result; freeing the result is not timed (the caller drops it)."""
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
 
 
 def settle() -> None:
