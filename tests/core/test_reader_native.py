@@ -37,7 +37,7 @@ def _read_both(tmp_path: Path, data: bytes) -> tuple[list[Span], list[ReadIssue]
     out = NativeReader().read(str(p), data)
     issues = list(out.issues)
     spans = finish_spans(out.runs[0].spans, str(p), issues)
-    issues.extend(content_issues(spans, str(p), format="tracetui"))  # what read_trace adds after finishing
+    issues.extend(content_issues(spans, str(p)))  # what read_trace adds after finishing
     return streamed.spans, streamed.issues, spans, issues
 
 

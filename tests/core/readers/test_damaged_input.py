@@ -26,7 +26,7 @@ from tracetui.core.readers import jsondoc, native, read_trace
 from tracetui.core.readers.jsondoc import exact_int, iter_json_values, load_json
 from tracetui.core.readers.native import dumps_trace
 from tracetui.core.readers.otlp import OtlpJsonReader
-from tracetui.core.readers.tree import MISSING_PARENT, content_issues, finish_spans
+from tracetui.core.readers.tree import MISSING_PARENT, OTEL_CONTENT_WHY, content_issues, finish_spans
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "damaged"
 BOM = b"\xef\xbb\xbf"
@@ -484,7 +484,7 @@ def test_content_issues_counts_llm_and_tool_spans_without_content() -> None:
         s(5, SpanKind.TOOL, {"tool_name": "t", "arguments": {}}),
         s(6, SpanKind.AGENT, {}),
     ]
-    llm, tool = content_issues(spans, "f.jsonl")
+    llm, tool = content_issues(spans, "f.jsonl", why=OTEL_CONTENT_WHY)
     assert (llm.path, llm.line, llm.where, llm.severity) == ("f.jsonl", 2, "llm.messages", "warning")
     assert llm.message.startswith("2 of 4 llm span(s) carry no messages or output: content capture was off "
                                   "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) or stripped by the exporter")
@@ -501,7 +501,7 @@ def test_otlp_run_recorded_without_content_capture(tmp_path: Path) -> None:
     tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": "c1"}
     t = read_trace(write(tmp_path, "nocontent.json", orjson.dumps(envelope(
         otlp_span(sid(1), name="chat gpt-4o", attrs=chat), otlp_span(sid(2), attrs=tool)))))
-    found = content_issues(t.spans, t.path)
+    found = content_issues(t.spans, t.path, why=OTEL_CONTENT_WHY)  # an OTel reader's content_hint
     assert [(i.line, i.where) for i in found] == [(1, "llm.messages"), (1, "tool.arguments")]
     assert found[0].message.startswith("all 1 llm span(s) carry no messages or output")
     # read_trace itself reports them, with the OTel hint for an OTel format
@@ -518,7 +518,7 @@ def test_content_issues_take_the_readers_reason_and_the_formats_hint() -> None:
     spans = [Span("a", None, 0, SpanKind.LLM, "response", data={"response_id": "r1"}, attributes={NOT_CAPTURED: why}, line=1),
              Span("b", None, 1, SpanKind.LLM, "response", data={"response_id": "r2"}, attributes={NOT_CAPTURED: why}, line=2),
              Span("c", None, 2, SpanKind.LLM, "chat", data={"model": "m"}, line=3)]
-    given, other = content_issues(spans, "f.jsonl", format="openai-agents")
+    given, other = content_issues(spans, "f.jsonl")
     assert given.message.startswith(f"2 of 3 llm span(s) carry no messages or output: {why}; first: span 'a'")
     assert other.message.startswith("1 of 3 llm span(s) carry no messages or output: not in the file (not recorded, or stripped before it was written)")
     assert "OTEL_" not in other.message

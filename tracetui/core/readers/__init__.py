@@ -16,7 +16,7 @@ from tracetui.core.model import ReadIssue, Trace
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
-from tracetui.core.readers.tree import content_issues, finish_spans
+from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
 __all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
@@ -303,6 +303,7 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
     what finishing found (orphans, skew) and content the producer did not capture."""
     issues = [*file_issues, *run.issues]
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
-    issues.extend(content_issues(spans, p, run.trace_id if named else None, format=reader.name))
+    hint = getattr(reader, "content_hint", None)  # optional Reader attribute (base.py)
+    issues.extend(content_issues(spans, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))
     return Trace(spans=spans, header=run.header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)

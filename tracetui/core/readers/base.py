@@ -50,6 +50,8 @@ class Reader(Protocol):
     """
 
     name: str
+    # Optional: ``content_hint: str``, why spans of this format may lack content (see
+    # ``tree.content_issues``); ``read_file(path, fh, head)``, a streaming read.
 
     def sniff(self, head: bytes) -> bool:
         """True when the first bytes of a file (up to 64 KiB) look like this format."""

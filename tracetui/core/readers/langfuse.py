@@ -39,6 +39,7 @@ import orjson
 from tracetui.core.canonical import parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
+from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
@@ -80,6 +81,8 @@ class LangfuseReader:
     """Reads Langfuse trace exports (UI download or public API trace object)."""
 
     name = "langfuse"
+    content_hint = OTEL_CONTENT_WHY
+    """Why spans lack content here: GenAI instrumentations capture it only when asked."""
 
     def sniff(self, head: bytes) -> bool:
         """An object or array naming ``parentObservationId``, or ``observations``

@@ -41,6 +41,7 @@ from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
+from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
@@ -134,6 +135,8 @@ class OtelSdkJsonReader:
     objects back to back)."""
 
     name = "otel-sdk-json"
+    content_hint = OTEL_CONTENT_WHY
+    """Why spans lack content here: GenAI instrumentations capture it only when asked."""
 
     def sniff(self, head: bytes) -> bool:
         """An object or array with a span's id keys and no OTLP envelope.

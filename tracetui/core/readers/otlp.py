@@ -36,6 +36,7 @@ from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, Status
+from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
@@ -254,6 +255,8 @@ class OtlpJsonReader:
     """Reads OTLP/JSON trace files (single document or Collector JSON Lines)."""
 
     name = "otlp-json"
+    content_hint = OTEL_CONTENT_WHY
+    """Why spans lack content here: GenAI instrumentations capture it only when asked."""
 
     def sniff(self, head: bytes) -> bool:
         """An object or array whose first 64 KiB name ``resourceSpans`` (or ``resource_spans``) as a key."""

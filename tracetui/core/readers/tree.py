@@ -169,13 +169,12 @@ NOT_CAPTURED = "tracetui.content_not_captured"
 """Span attribute a reader sets to say why a span has no content (``"the Agents SDK exports only the
 response id"``); ``content_issues`` groups spans by it instead of guessing."""
 
-_OTEL_FORMATS = frozenset({"otlp-json", "otel-sdk-json", "langfuse"})
-_OTEL_WHY = ("content capture was off (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) "
+OTEL_CONTENT_WHY = ("content capture was off (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) "
              "or stripped by the exporter")
-_PRODUCER_WHY = "not in the file (not recorded, or stripped before it was written)"
+NOT_IN_FILE_WHY = "not in the file (not recorded, or stripped before it was written)"
 
 
-def content_issues(spans: Sequence[Span], path: str, run: str | None = None, *, format: str | None = None) -> list[ReadIssue]:
+def content_issues(spans: Sequence[Span], path: str, run: str | None = None, *, why: str = NOT_IN_FILE_WHY) -> list[ReadIssue]:
     """Warnings for content the producer did not capture, one per span kind, for one run.
 
     An ``llm`` span with neither messages nor output (no text, no tool calls
@@ -190,9 +189,10 @@ def content_issues(spans: Sequence[Span], path: str, run: str | None = None, *, 
         spans: One run's spans, in ``seq`` order.
         path: The file, for the issues.
         run: The run's id, named in the message when given (files of several runs).
-        format: The reader's name: OpenTelemetry-based formats get the
-            content-capture hint, others "not in the file (not recorded, or stripped...)".
-            A span's ``NOT_CAPTURED`` attribute overrides both.
+        why: The reason given when a span names none: the reader's
+            ``content_hint`` (OpenTelemetry readers: ``OTEL_CONTENT_WHY``, the
+            content-capture switch), else ``NOT_IN_FILE_WHY``. A span's
+            ``NOT_CAPTURED`` attribute overrides it.
 
     Returns:
         Zero, one or two ``warning`` issues.
@@ -211,7 +211,7 @@ def content_issues(spans: Sequence[Span], path: str, run: str | None = None, *, 
             no_llm.append(s)
     no_tool = [s for s in tools if s.data.get("arguments") is None and s.data.get("output") is None]
     out: list[ReadIssue] = []
-    default = _OTEL_WHY if format is None or format in _OTEL_FORMATS else _PRODUCER_WHY
+    default = why
     for found, what, where in ((no_llm, "llm span(s)", "llm.messages"), (no_tool, "tool span(s)", "tool.arguments")):
         if not found:
             continue
