@@ -37,3 +37,119 @@ class FormatNotRecognised(ReadError):
 
 class TraceNotFound(ReadError):
     """``--trace-id`` names a trace the file does not hold; lists those it does."""
+
+
+class HarnessError(TracetuiError):
+    """The record/replay harness cannot start or go on: an agent that cannot be loaded, a
+    recording made against other tool schemas, an output file that exists. Never a divergence."""
+
+
+class AgentLoadError(HarnessError):
+    """``module:function`` or ``path/to/file.py:function`` does not name a callable agent."""
+
+
+class SchemaChanged(HarnessError):
+    """Strict replay refused: the recording's tool-schema hash differs from the agent's.
+
+    Attributes:
+        recorded: The hash in the recording's header.
+        current: The agent's hash now.
+    """
+
+    def __init__(self, recorded: str, current: str) -> None:
+        self.recorded = recorded
+        self.current = current
+        super().__init__(
+            f"the recording was made against tool schemas {recorded}, the agent now has {current}: "
+            "a recording made against other schemas is stale. Record the run again, or replay anyway "
+            "with --accept-schema-change (noted in the replay header)")
+
+
+class ReplayDivergence(TracetuiError):
+    """The replayed agent left the recording. Raised into the agent at the call site, and always
+    written to the replay trace as a span, whether or not the agent catches it.
+
+    Attributes:
+        span_id: The span of the replay trace that records the divergence.
+    """
+
+    divergence = "divergence"
+
+    def __init__(self, message: str, *, span_id: str | None = None) -> None:
+        self.span_id = span_id
+        super().__init__(message)
+
+
+class UnrecordedCall(ReplayDivergence):
+    """A read (tool or retrieval) the recording has no response for. Never sent to a live system.
+
+    Attributes:
+        tool: The tool name (``retrieval:INDEX`` for a retrieval).
+        arguments: The call's arguments, redacted as the recording is.
+        nearest: The nearest recorded calls, best first: ``[{"tool", "arguments", "differs": [...]}]``.
+    """
+
+    divergence = "unrecorded_call"
+
+    def __init__(self, tool: str, arguments: object, nearest: list[dict[str, object]], message: str,
+                 *, span_id: str | None = None) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.nearest = nearest
+        super().__init__(message, span_id=span_id)
+
+
+class RecordingExhausted(ReplayDivergence):
+    """A read made more often than the recording holds (the recording has ``recorded`` responses for
+    this tool and these arguments, all already served)."""
+
+    divergence = "recording_exhausted"
+
+    def __init__(self, tool: str, arguments: object, recorded: int, message: str,
+                 *, span_id: str | None = None) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.recorded = recorded
+        super().__init__(message, span_id=span_id)
+
+
+class InputMismatch(ReplayDivergence):
+    """Frozen LLM replay: the rendered messages or model differ from every recorded call, so there is
+    no recorded output to serve.
+
+    Attributes:
+        differs: Field paths that differ from the recorded call at the same position
+            (``messages[0].content``, ``model``, ``params.temperature``).
+    """
+
+    divergence = "input_mismatch"
+
+    def __init__(self, differs: list[str], message: str, *, span_id: str | None = None) -> None:
+        self.differs = differs
+        super().__init__(message, span_id=span_id)
+
+
+class LiveCallBlocked(HarnessError, ConnectionError):
+    """A network connection was attempted inside a strict or fixture replay (or a live tool or model
+    call in a mode that forbids it). Replay never reaches a live system."""
+
+
+class RecordedToolError(TracetuiError):
+    """A replayed tool call whose recording is a failure: raised to the agent as the live tool raised it.
+
+    When the recorded ``error_type`` names a Python built-in exception (``TimeoutError``), the raised
+    object is also an instance of that class, so the agent's own ``except TimeoutError`` still runs.
+
+    Attributes:
+        tool: The tool name.
+        error_type: The recorded error class name.
+        output: The recorded error body.
+    """
+
+    def __init__(self, tool: str, error_type: str | None, output: object) -> None:
+        self.tool = tool
+        self.error_type = error_type
+        self.output = output
+        # str() is the recorded message, so an agent that reads it sees what it saw live.
+        message = output.get("message") if isinstance(output, dict) else None
+        super().__init__(message if isinstance(message, str) else f"{tool}: recorded {error_type or 'error'}: {output}")

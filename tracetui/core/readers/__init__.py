@@ -274,12 +274,18 @@ def promote_young_objects() -> None:
 
 
 def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:
-    """The run named ``want``: exact id (case-insensitive), else the one run whose id starts with it."""
+    """The run named ``want``: exact id (case-insensitive), else the one run whose id starts with it.
+    A run's id is its ``trace_id``; its header's ``run_id`` (tracetui/1) names it too."""
     w = want.lower()
     named = [r for r in runs if r.trace_id is not None]
-    found = [r for r in named if r.trace_id.lower() == w]  # type: ignore[union-attr]
+
+    def names(r: RunSpans) -> list[str]:
+        alias = r.header.get("run_id") if r.header else None
+        return [r.trace_id.lower(), alias.lower()] if isinstance(alias, str) else [r.trace_id.lower()]  # type: ignore[union-attr]
+
+    found = [r for r in named if w in names(r)]
     if not found:
-        found = [r for r in named if r.trace_id.lower().startswith(w)]  # type: ignore[union-attr]
+        found = [r for r in named if any(n.startswith(w) for n in names(r))]
     if len(found) == 1 or (found and all(r.trace_id == found[0].trace_id for r in found)):
         return found[0]
     ids = [r.trace_id for r in (found or named)]

@@ -1,0 +1,575 @@
+"""The agent context: the one door through which an agent reaches tools, models, retrieval, the
+clock and randomness, with a backend per record mode.
+
+An agent is ``run(ctx, input)``. It calls ``ctx.tool``, ``ctx.llm``, ``ctx.retrieve``,
+``ctx.decide``, ``ctx.now`` and ``ctx.new_id`` instead of its clients. In ``record`` mode they
+reach the module's live ``TOOLS``, ``MODEL`` and ``RETRIEVERS`` and every call is written to the
+trace, redacted first. In ``strict``, ``loose`` and ``fixture`` modes they are answered from the
+recording or a fixture store and nothing live is called (docs/harness.md; the rules come from
+practice.md "Rules that hold whatever the mode").
+"""
+
+from __future__ import annotations
+
+import builtins
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from tracetui.core.canonical import args_hash
+from tracetui.core.errors import (
+    HarnessError,
+    InputMismatch,
+    RecordedToolError,
+    RecordingExhausted,
+    UnrecordedCall,
+)
+from tracetui.core.harness.agent import AgentSpec
+from tracetui.core.harness.cassette import (
+    Cassette,
+    Recording,
+    describe_calls,
+    retrieval_arguments,
+    retrieval_tool,
+)
+from tracetui.core.harness.fixture import snapshot, state_changes
+from tracetui.core.harness.guard import allow_network
+from tracetui.core.harness.redact import Redactor
+from tracetui.core.harness.writer import TraceWriter
+from tracetui.core.model import Span, SpanKind, Status
+
+MODES = ("record", "strict", "loose", "fixture")
+"""Record modes (vcrpy's word): ``record`` calls live and writes; the others replay."""
+
+LLM_MODES = ("frozen", "live")
+"""``frozen``: LLM outputs served from the recording; ``live``: ``MODEL`` called again (model in the loop)."""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one run did at the boundary, filled in as it goes.
+
+    Attributes:
+        live_calls: Live tool and retriever calls made (0 in strict and fixture modes, always).
+        model_calls: Live ``MODEL`` calls made.
+        served: Reads answered from the recording or the fixture.
+        llm_served: LLM calls answered from the recording (frozen replay).
+        divergences: ``[{"type", "span_id", "seq", "tool", "message"}]`` in call order: ``unrecorded_call``,
+            ``recording_exhausted``, ``input_mismatch``.
+        misses: Reads the recording could not answer (loose mode counts those sent live too).
+        writes: Write intents in call order: ``{"tool", "arguments", "idempotency_key", "position",
+            "span_id", "source"}``.
+        duplicate_writes: ``{"tool", "idempotency_key", "position", "first_position"}``.
+        changes: Fixture state changes, each with the write that made it (``by``: position).
+        notes: Other things the run report should say (a write the fixture cannot apply...).
+        path: The run's call path: ``[tool name, args_hash]`` per tool and retrieval call, in order.
+    """
+
+    live_calls: int = 0
+    model_calls: int = 0
+    served: int = 0
+    llm_served: int = 0
+    divergences: list[dict[str, Any]] = field(default_factory=list)
+    misses: int = 0
+    writes: list[dict[str, Any]] = field(default_factory=list)
+    duplicate_writes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    path: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Session:
+    """The engine behind one run's ``RunContext``: ids, clock, spans, backends.
+
+    Args:
+        spec: The loaded agent.
+        mode: One of ``MODES``.
+        writer: Where spans go.
+        redactor: Applied to every value before it is written or matched.
+        clock: The run's frozen time (timezone-aware).
+        seed: Seeds ``ctx.new_id``/``ctx.random`` (and the span ids).
+        trace_id, root_id: Ids of the run.
+        cassette: The recording (replay modes).
+        llm_mode: One of ``LLM_MODES`` (replay modes).
+        fixture: The fixture store (fixture mode).
+        allow_live: Loose mode: misses may reach the live tool.
+        timer: Wall clock for span times, integer ns since the epoch.
+    """
+
+    def __init__(self, spec: AgentSpec, mode: str, writer: TraceWriter, redactor: Redactor, clock: datetime,
+                 seed: int, trace_id: str, *, cassette: Cassette | None = None, llm_mode: str = "frozen",
+                 fixture: Any = None, allow_live: bool = False, timer: Callable[[], int] = time.time_ns) -> None:
+        self.spec = spec
+        self.mode = mode
+        self.writer = writer
+        self.redactor = redactor
+        self.clock = clock
+        self.trace_id = trace_id
+        self.cassette = cassette
+        self.llm_mode = llm_mode
+        self.fixture = fixture
+        self.allow_live = allow_live
+        self.timer = timer
+        self.outcome = Outcome()
+        self.rng = random.Random(f"{seed}:agent")
+        self._span_rng = random.Random(f"{seed}:spans:{trace_id}")
+        self._lock = threading.RLock()
+        self._seq = 0
+        self._llm_position = 0
+        self._keys: dict[str, int] = {}
+        self.root_id = self._new_span_id()
+        self._seq = 1  # the root is seq 0
+
+    # ---- ids and spans ----------------------------------------------------------------------
+    def _new_span_id(self) -> str:
+        return f"{self._span_rng.getrandbits(64):016x}"
+
+    def _open(self) -> tuple[str, int, int]:
+        with self._lock:
+            seq = self._seq
+            self._seq += 1
+            return self._new_span_id(), seq, self.timer()
+
+    def _emit(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any], *,
+              status: Status = Status.OK, error_type: str | None = None,
+              attributes: Mapping[str, Any] | None = None, parent: str | None = None) -> Span:
+        span = Span(span_id, self.root_id if parent is None else parent, seq, kind, name, start, self.timer(),
+                    status, error_type, data, dict(attributes or {}), self.trace_id)
+        with self._lock:
+            self.writer.span(span)
+        return span
+
+    # ---- tools ------------------------------------------------------------------------------
+    def tool(self, name: str, args: Mapping[str, Any] | None, idempotency_key: str | None) -> Any:
+        if not isinstance(name, str) or not name:
+            raise HarnessError(f"ctx.tool: the tool name must be a non-empty string, not {name!r}")
+        args = {} if args is None else args
+        if not isinstance(args, Mapping):
+            raise HarnessError(f"ctx.tool({name!r}, ...): arguments must be a mapping of argument name to value, "
+                               f"not {type(args).__name__}")
+        span_id, seq, start = self._open()
+        red_args = self.redactor.value(dict(args), tool=name)
+        key = args_hash(red_args)
+        write = not self.spec.is_read(name)
+        if write and idempotency_key is None:
+            idem = args.get("idempotency_key")
+            idempotency_key = idem if isinstance(idem, str) else None
+        data: dict[str, Any] = {"tool_name": name, "arguments": red_args, "args_hash": key,
+                                "effect": "write" if write else "read",
+                                "mode": "live" if self.mode == "record" else "replay"}
+        self.outcome.path.append((name, key))
+        if self.mode == "record":
+            fn = self.spec.tools.get(name)
+            if fn is None:
+                return self._fail(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, HarnessError(
+                    f"the agent called tool {name!r}, which TOOLS does not have "
+                    f"(it has: {', '.join(sorted(self.spec.tools)) or 'none'})"))
+            return self._live(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", name,
+                              lambda: fn(**args))
+        attrs: dict[str, Any] = {}
+        if write:
+            return self._write(span_id, seq, start, name, data, red_args, key, idempotency_key, attrs, args)
+        return self._read(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", name,
+                          red_args, key, lambda: self.spec.tools[name](**args), name in self.spec.tools)
+
+    def retrieve(self, index: str, query: Any, kw: dict[str, Any]) -> Any:
+        tool = retrieval_tool(str(index))
+        span_id, seq, start = self._open()
+        red_query = self.redactor.value(query)
+        red_kw = self.redactor.value(kw)
+        args = retrieval_arguments(red_query, red_kw)
+        key = args_hash(args)
+        data: dict[str, Any] = {"index": index, "query": red_query}
+        params = {}
+        for k, v in red_kw.items():
+            if k in ("top_k", "filters"):
+                data[k] = v
+            else:
+                params[k] = v
+        if params:
+            data["params"] = params
+        self.outcome.path.append((tool, key))
+        name = f"retrieve {index}"
+        if self.mode == "record":
+            fn = self.spec.retrievers.get(index)
+            if fn is None:
+                return self._fail(span_id, seq, start, SpanKind.RETRIEVAL, name, data, HarnessError(
+                    f"the agent retrieved from index {index!r}, which RETRIEVERS does not have "
+                    f"(it has: {', '.join(sorted(self.spec.retrievers)) or 'none'})"))
+            return self._live(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", None,
+                              lambda: fn(query, **kw))
+        return self._read(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", tool, args, key,
+                          lambda: self.spec.retrievers[index](query, **kw), index in self.spec.retrievers)
+
+    def _live(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+              out_field: str, tool: str | None, call: Callable[[], Any]) -> Any:
+        self.outcome.live_calls += 1
+        try:
+            output = call()
+        except Exception as exc:
+            data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)}, tool=tool)
+            if kind is SpanKind.TOOL:
+                data["output_truncated"] = False
+            self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(exc).__name__)
+            raise
+        data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+        if kind is SpanKind.TOOL:
+            data["output_truncated"] = False
+        self._emit(span_id, seq, start, kind, name, data)
+        return output
+
+    def _fail(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+              exc: Exception) -> Any:
+        data["output" if kind is SpanKind.TOOL else "documents"] = {"error_type": type(exc).__name__, "message": str(exc)}
+        self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(exc).__name__)
+        raise exc
+
+    def _read(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+              out_field: str, tool: str, red_args: Any, key: str, live: Callable[[], Any], has_live: bool) -> Any:
+        if self.mode == "fixture":
+            try:
+                output = self.fixture.call(tool, red_args, write=False)
+            except LookupError:
+                exc = self._miss(tool, red_args, key, 0, span_id, seq, why="the fixture has no answer for it")
+                return self._diverge(span_id, seq, start, kind, name, data, out_field, exc, "miss")
+            self.outcome.served += 1
+            data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+            if kind is SpanKind.TOOL:
+                data["output_truncated"] = False
+            self._emit(span_id, seq, start, kind, name, data, attributes={"replay.source": "fixture"})
+            return _copy(data[out_field])
+        assert self.cassette is not None
+        rec = self.cassette.take(tool, key)
+        if isinstance(rec, Recording) and rec.span.data.get("output_truncated") is True:
+            rec = -1
+        if isinstance(rec, Recording):
+            self.outcome.served += 1
+            return self._serve(span_id, seq, start, kind, name, data, out_field, rec, "recording")
+        self.outcome.misses += 1
+        if self.mode == "loose" and self.allow_live and has_live:
+            self.outcome.live_calls += 1
+            if kind is SpanKind.TOOL:
+                data["mode"] = "live"
+            with allow_network():
+                try:
+                    output = live()
+                except Exception as exc:
+                    data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)})
+                    self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR,
+                               error_type=type(exc).__name__, attributes={"replay.source": "live"})
+                    raise
+            data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+            self._emit(span_id, seq, start, kind, name, data, attributes={"replay.source": "live"})
+            return output
+        why = None
+        if rec == -1:
+            why = "its recorded output was truncated (a truncated output is never served)"
+        elif self.mode == "loose" and not self.allow_live:
+            why = "loose mode sends misses live only with --allow-live"
+        exc = self._miss(tool, red_args, key, max(rec, 0), span_id, seq, why=why)
+        return self._diverge(span_id, seq, start, kind, name, data, out_field, exc, "miss")
+
+    def _serve(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+               out_field: str, rec: Recording, source: str, extra: Mapping[str, Any] | None = None) -> Any:
+        rd = rec.span.data
+        output = rd.get(out_field)
+        data[out_field] = output
+        if kind is SpanKind.TOOL:
+            data["output_truncated"] = bool(rd.get("output_truncated", False))
+        attrs = {"replay.source": source, "replay.recorded_span_id": rec.span.span_id}
+        attrs.update(extra or {})
+        if rec.span.status is Status.ERROR:
+            self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=rec.span.error_type,
+                       attributes=attrs)
+            raise _recorded_error(rec.tool, rec.span.error_type, output)
+        self._emit(span_id, seq, start, kind, name, data, attributes=attrs)
+        return _copy(output)
+
+    def _miss(self, tool: str, red_args: Any, key: str, recorded: int, span_id: str, seq: int,
+              why: str | None = None) -> UnrecordedCall | RecordingExhausted:
+        if recorded > 0:
+            msg = (f"{tool} called {recorded + 1} times with these arguments; the recording has {recorded} "
+                   f"response{'s' if recorded > 1 else ''}, all served. Nothing was sent to a live system.")
+            return RecordingExhausted(tool, red_args, recorded, msg, span_id=span_id)
+        nearest = self.cassette.nearest(tool, red_args) if self.cassette is not None else []
+        head = f"unrecorded call {tool} {_short_json(red_args)}: " + (why or "the recording has no response for "
+                                                                       "this tool and these arguments")
+        msg = head + ". Nothing was sent to a live system."
+        if nearest:
+            msg += "\nNearest recorded calls:\n" + describe_calls(nearest)
+        return UnrecordedCall(tool, red_args, nearest, msg, span_id=span_id)
+
+    def _diverge(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+                 out_field: str, exc: UnrecordedCall | RecordingExhausted, source: str) -> Any:
+        body: dict[str, Any] = {"error": exc.divergence, "message": str(exc)}
+        if isinstance(exc, UnrecordedCall):
+            body["nearest"] = exc.nearest
+        else:
+            body["recorded"] = exc.recorded
+        data[out_field] = body
+        if kind is SpanKind.TOOL:
+            data["output_truncated"] = False
+        self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(exc).__name__,
+                   attributes={"replay.source": source, "replay.divergence": exc.divergence})
+        self.outcome.divergences.append({"type": exc.divergence, "span_id": span_id, "seq": seq, "tool": exc.tool,
+                                         "message": str(exc)})
+        raise exc
+
+    def _write(self, span_id: str, seq: int, start: int, name: str, data: dict[str, Any], red_args: Any, key: str,
+               idempotency_key: str | None, attrs: dict[str, Any], raw_args: Mapping[str, Any]) -> Any:
+        position = len(self.outcome.writes) + 1
+        red_key = self.redactor.text(idempotency_key) if idempotency_key is not None else None
+        intent = {"tool": name, "arguments": red_args, "idempotency_key": red_key, "position": position,
+                  "span_id": span_id}
+        attrs["replay.intercepted"] = True
+        attrs["replay.write_intent"] = {k: intent[k] for k in ("tool", "idempotency_key", "position")}
+        if red_key is not None:
+            first = self._keys.get(f"{name}\0{red_key}")
+            if first is not None:
+                dup = {"tool": name, "idempotency_key": red_key, "position": position, "first_position": first}
+                self.outcome.duplicate_writes.append(dup)
+                attrs["replay.duplicate_write_of"] = first
+            else:
+                self._keys[f"{name}\0{red_key}"] = position
+        if self.mode == "fixture":
+            before = snapshot(self.fixture)
+            try:
+                output = self.fixture.call(name, red_args, write=True)
+                source = "fixture"
+            except LookupError:
+                output = {"status": "ok", "simulated": True, "intercepted": True}
+                source = "simulated"
+                self.outcome.notes.append(f"write #{position} {name}: the fixture cannot apply it; "
+                                          "a simulated success was returned and the state is unchanged")
+            for change in state_changes(before, snapshot(self.fixture)):
+                change["by"] = {"position": position, "tool": name, "span_id": span_id}
+                self.outcome.changes.append(change)
+            output = self.redactor.value(_jsonable(output), tool=name)
+        else:
+            rec = self.cassette.take(name, key) if self.cassette is not None else 0
+            if isinstance(rec, Recording):
+                intent["source"] = "recording"
+                self.outcome.writes.append(intent)
+                attrs["replay.simulated"] = True
+                return self._serve(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", rec,
+                                   "recording", attrs)
+            output = {"status": "ok", "simulated": True, "intercepted": True}
+            source = "simulated"
+        intent["source"] = source
+        self.outcome.writes.append(intent)
+        attrs["replay.source"] = source
+        attrs["replay.simulated"] = True
+        data["output"] = output
+        data["output_truncated"] = False
+        self._emit(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, attributes=attrs)
+        return _copy(output)
+
+    # ---- LLM --------------------------------------------------------------------------------
+    def llm(self, messages: Any, model: str, prompt_id: str | None, prompt_version: str | None,
+            params: dict[str, Any]) -> Any:
+        span_id, seq, start = self._open()
+        position = self._llm_position
+        self._llm_position += 1
+        red_messages = self.redactor.value(_jsonable(messages))
+        red_params = self.redactor.value(_jsonable(params))
+        info = self.spec.model_info
+        data: dict[str, Any] = {"model": model}
+        if info.get("provider"):
+            data["provider"] = info["provider"]
+        if prompt_id is not None:
+            data["prompt_id"] = prompt_id
+        if prompt_version is not None:
+            data["prompt_version"] = prompt_version
+        data["params"] = red_params
+        data["messages"] = red_messages
+        data["tool_schemas_hash"] = self.spec.tool_schema_hash()
+        name = f"chat {model}"
+        if self.mode != "record" and self.llm_mode == "frozen":
+            assert self.cassette is not None
+            rec = self.cassette.take_llm(model, red_messages)
+            extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
+            differs: list[str] = []
+            if rec is not None:
+                d = rec.data
+                if (d.get("params") or {}) != red_params or any(
+                        v is not None and d.get(k) != v for k, v in extra.items()):
+                    _, differs = self.cassette.llm_differences(
+                        self.cassette.llm_order.index(rec), model, red_messages, red_params, extra)
+            if rec is None or differs:
+                if rec is None:
+                    rec, differs = self.cassette.llm_differences(position, model, red_messages, red_params, extra)
+                msg = (f"input mismatch on LLM call #{position + 1} ({name}): frozen replay serves recorded outputs "
+                       "only for the same rendered messages, model and params; differs from the recorded call: "
+                       + "; ".join(differs[:6]) + (" ..." if len(differs) > 6 else "")
+                       + ". Replay with --llm live to call the model again.")
+                exc = InputMismatch(differs, msg, span_id=span_id)
+                data["output"] = None
+                self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
+                           error_type="InputMismatch", attributes={
+                               "replay.source": "input_mismatch", "replay.divergence": "input_mismatch",
+                               "replay.differs": differs,
+                               "replay.recorded_span_id": rec.span_id if rec is not None else None})
+                self.outcome.divergences.append({"type": "input_mismatch", "span_id": span_id, "seq": seq,
+                                                 "tool": name, "message": msg})
+                raise exc
+            self.outcome.llm_served += 1
+            d = rec.data
+            for k in ("output", "finish_reason", "usage", "response_id"):
+                if k in d:
+                    data[k] = d[k]
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data,
+                       attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
+            return _copy(d.get("output"))
+        if self.spec.model is None:
+            exc2 = HarnessError(f"the agent called ctx.llm(model={model!r}) but its module declares no MODEL "
+                                "(MODEL(messages, *, model, **params) returning the assistant message)")
+            data["output"] = None
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR, error_type="HarnessError")
+            raise exc2
+        self.outcome.model_calls += 1
+        try:
+            if self.mode == "record":
+                out = self.spec.model(messages, model=model, **params)
+            else:
+                with allow_network():
+                    out = self.spec.model(messages, model=model, **params)
+        except Exception as exc:
+            data["output"] = None
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
+                       error_type=type(exc).__name__, attributes={"error.message": self.redactor.text(str(exc))})
+            raise
+        red_out = self.redactor.value(_jsonable(out))
+        data["output"] = red_out
+        if isinstance(out, Mapping):
+            finish = out.get("finish_reason") or ("tool_call" if out.get("tool_calls") else "stop")
+            data["finish_reason"] = finish
+            if isinstance(out.get("usage"), Mapping):
+                data["usage"] = dict(out["usage"])
+        attrs = {} if self.mode == "record" else {"replay.source": "model"}
+        if self.spec.model_info.get("version"):
+            attrs["gen_ai.response.model"] = self.spec.model_info["version"]
+        self._emit(span_id, seq, start, SpanKind.LLM, name, data, attributes=attrs)
+        return out if self.mode == "record" else _copy(red_out)
+
+    # ---- decisions --------------------------------------------------------------------------
+    def decide(self, name: str, value: Any, options: Any) -> Any:
+        span_id, seq, start = self._open()
+        data: dict[str, Any] = {"decision": name, "value": self.redactor.value(_jsonable(value))}
+        if options is not None:
+            data["options"] = self.redactor.value(_jsonable(options))
+        self._emit(span_id, seq, start, SpanKind.DECISION, f"decision {name}", data)
+        return value
+
+
+class RunContext:
+    """What the agent receives as ``ctx``. Every method records a span (redacted before writing).
+
+    Methods raise what the boundary raised: a live tool's own exception (record, loose with
+    ``--allow-live``); ``UnrecordedCall``, ``RecordingExhausted``, ``InputMismatch`` (replay
+    divergences, always also written to the replay trace); ``RecordedToolError`` (a recorded
+    failure, replayed); ``HarnessError`` (a tool or model the module does not declare).
+    """
+
+    __slots__ = ("_s", "input", "run_id", "mode")
+
+    def __init__(self, session: Session, input: Any, run_id: str) -> None:
+        self._s = session
+        self.input = input
+        self.run_id = run_id
+        self.mode = session.mode
+
+    def tool(self, name: str, args: Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> Any:
+        """Call tool ``name`` with ``args`` (a mapping, passed to the live tool as keyword arguments).
+
+        Reads (tools on ``READ_TOOLS``) are answered from the recording in replay; every other tool
+        is a write, intercepted in replay: its intent is recorded and a success marked simulated
+        is returned. ``idempotency_key`` (or an ``idempotency_key`` argument) lets a replay report
+        a write issued twice.
+
+        Returns:
+            The tool's output (a JSON value). In replay, a fresh copy the agent may change.
+        """
+        return self._s.tool(name, args, idempotency_key)
+
+    def llm(self, messages: list[Mapping[str, Any]], *, model: str, prompt_id: str | None = None,
+            prompt_version: str | None = None, **params: Any) -> Any:
+        """Call the model with the **rendered** messages and return the assistant message
+        ``{"role": "assistant", "content": str | None, "tool_calls": [{"name", "arguments"}]}``.
+
+        ``prompt_id``/``prompt_version`` are recorded, not sent; ``params`` (temperature, max_tokens,
+        seed, ...) are sent to ``MODEL`` and recorded. Frozen replay serves the recorded output for
+        the same messages, model and params, and raises ``InputMismatch`` otherwise.
+        """
+        return self._s.llm(messages, model, prompt_id, prompt_version, params)
+
+    def retrieve(self, index: str, query: Any, **kw: Any) -> Any:
+        """Retrieve from ``index`` (``RETRIEVERS[index](query, **kw)`` live); a read, keyed by index,
+        query and ``kw`` (``top_k``, ``filters``, ...). Returns the documents."""
+        return self._s.retrieve(index, query, kw)
+
+    def decide(self, name: str, value: Any, *, options: Any = None) -> Any:
+        """Record a planner decision (what was decided, the value chosen, the options) and return
+        ``value``: so a reader can tell whether the model or the code chose."""
+        return self._s.decide(name, value, options)
+
+    def now(self) -> datetime:
+        """The run's clock: a timezone-aware datetime, the same for the whole run. Record mode: the
+        time the run started (or ``--clock``); replay: the recording's, in its timezone."""
+        return self._s.clock
+
+    def new_id(self, prefix: str = "") -> str:
+        """A random UUID (version 4 form) from the run's seed: the same sequence in the recording and
+        every replay of it. ``prefix`` is prepended."""
+        return prefix + str(uuid.UUID(int=self._s.rng.getrandbits(128), version=4))
+
+    @property
+    def random(self) -> random.Random:
+        """The run's seeded ``random.Random`` (the same sequence in the recording and its replays)."""
+        return self._s.rng
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON types (tuples to lists, datetimes to ISO text, other objects to ``str``)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str))
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def _copy(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except (TypeError, orjson.JSONEncodeError):
+        import copy
+
+        return copy.deepcopy(value)
+
+
+def _short_json(value: Any, limit: int = 120) -> str:
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _recorded_error(tool: str, error_type: str | None, output: Any) -> RecordedToolError:
+    base = getattr(builtins, error_type or "", None)
+    if isinstance(base, type) and issubclass(base, Exception) and base is not Exception:
+        try:
+            cls = type(error_type, (RecordedToolError, base), {})
+            return cls(tool, error_type, output)
+        except TypeError:  # layout conflict with some built-ins
+            pass
+    return RecordedToolError(tool, error_type, output)

@@ -1,0 +1,113 @@
+"""Fixture stores: a small state seeded from the recorded reads, to which intercepted writes apply.
+
+A fixture answers consistently when the agent takes a path the recording never saw, and lets a
+replay grade the **final state** and find **collateral damage** (changes nobody asked for)
+(practice.md, "Three ways to freeze reads" and "Rules that hold whatever the mode").
+
+An agent module that wants one declares ``FIXTURE``, a factory of an object with:
+
+=========================================  ===================================================
+``seed(tool, arguments, output)``          called for every recorded read, in call order
+``load(seed)``                             optional: a user seed file's value (a JSON object)
+``call(tool, arguments, *, write)``        answer a read, or apply a write and return its result;
+                                           raise ``LookupError`` (``KeyError``...) when the store
+                                           cannot answer: a divergence, never a live call
+``state()``                                the whole state as a JSON value
+=========================================  ===================================================
+
+Without one, ``RecordedReadsFixture`` serves each read's latest recorded output and keeps
+writes as a log: later reads do not see them (the replay summary says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import orjson
+
+from tracetui.core.canonical import canonical_json
+
+
+class FixtureStore(Protocol):
+    """What a fixture store offers (see the module docstring)."""
+
+    def seed(self, tool: str, arguments: Any, output: Any) -> None: ...
+
+    def call(self, tool: str, arguments: Any, *, write: bool) -> Any: ...
+
+    def state(self) -> Any: ...
+
+
+class RecordedReadsFixture:
+    """The default fixture: recorded reads by tool and canonical arguments, writes kept as a log.
+
+    State: ``{"reads": {tool: {canonical_args_json: output}}, "writes": [{"tool", "arguments"}]}``.
+    A read answers with the latest recorded output for its arguments (a consistent world, not the
+    recording's call order); a read never recorded raises ``KeyError``.
+    """
+
+    applies_writes = False
+
+    def __init__(self) -> None:
+        self._reads: dict[str, dict[str, Any]] = {}
+        self._writes: list[dict[str, Any]] = []
+
+    def seed(self, tool: str, arguments: Any, output: Any) -> None:
+        self._reads.setdefault(tool, {})[canonical_json(arguments).decode()] = output
+
+    def load(self, seed: Mapping[str, Any]) -> None:
+        """Merge a seed ``{"reads": {tool: {args_json: output}}}``."""
+        for tool, entries in (seed.get("reads") or {}).items():
+            for args, output in entries.items():
+                self._reads.setdefault(tool, {})[canonical_json(orjson.loads(args)).decode()] = output
+
+    def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
+        if write:
+            self._writes.append({"tool": tool, "arguments": arguments})
+            return {"status": "ok", "simulated": True, "intercepted": True}
+        return self._reads[tool][canonical_json(arguments).decode()]
+
+    def state(self) -> Any:
+        return {"reads": self._reads, "writes": self._writes}
+
+
+def snapshot(store: Any) -> Any:
+    """A deep, JSON-round-tripped copy of ``store.state()`` (so later writes cannot change it)."""
+    return orjson.loads(orjson.dumps(store.state(), option=orjson.OPT_NON_STR_KEYS, default=str))
+
+
+def state_changes(before: Any, after: Any) -> list[dict[str, Any]]:
+    """Every leaf change between two JSON states, in document order, never capped:
+    ``[{"path": "state.appointments.APT-1.date", "before": ..., "after": ...}]``. A key only in
+    ``after`` has ``"added": true`` (``before`` None), one only in ``before`` ``"removed": true``.
+    Lists are compared item by item."""
+    changes: list[dict[str, Any]] = []
+    stack: list[tuple[str, Any, Any]] = [("state", before, after)]
+    while stack:
+        path, a, b = stack.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys = list(a) + [k for k in b if k not in a]
+            for k in reversed(keys):
+                if k in a and k in b and a[k] == b[k]:
+                    continue
+                stack.append((f"{path}.{k}", a.get(k, _ABSENT), b.get(k, _ABSENT)))
+        elif isinstance(a, list) and isinstance(b, list):
+            for i in reversed(range(max(len(a), len(b)))):
+                x = a[i] if i < len(a) else _ABSENT
+                y = b[i] if i < len(b) else _ABSENT
+                if x is not _ABSENT and y is not _ABSENT and x == y:
+                    continue
+                stack.append((f"{path}[{i}]", x, y))
+        elif a != b or type(a) is not type(b):
+            entry: dict[str, Any] = {"path": path, "before": None if a is _ABSENT else a,
+                                     "after": None if b is _ABSENT else b}
+            if a is _ABSENT:
+                entry["added"] = True
+            if b is _ABSENT:
+                entry["removed"] = True
+            changes.append(entry)
+    return changes
+
+
+_ABSENT: Any = object()

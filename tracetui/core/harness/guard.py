@@ -1,0 +1,125 @@
+"""The socket guard: no outbound network connection from inside a strict or fixture replay.
+
+Built on a PEP 578 audit hook (``sys.addaudithook``) on the ``socket.connect``,
+``socket.getaddrinfo`` and ``socket.gethostbyname`` events. The hook sees every connection
+made through Python's ``socket`` module, whichever library opened it (http.client, urllib3,
+httpx, asyncio streams), and raising from it aborts the call before any packet leaves.
+Unix-domain sockets (``AF_UNIX``) stay allowed: they never leave the machine.
+
+Audit hooks cannot be removed, so the hook is installed once per process and does nothing
+unless a guard is active in the current context (a ``contextvars.ContextVar``, so threads and
+asyncio tasks started inside a guard inherit it when they copy the context). Limits, documented
+in docs/harness.md: a C extension that opens sockets without Python's ``socket`` module, and a
+subprocess, are not seen.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ipaddress
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracetui.core.errors import LiveCallBlocked
+
+
+@dataclass(slots=True)
+class NetworkGuard:
+    """What one guard saw.
+
+    Attributes:
+        mode: The replay mode the guard protects (for the message).
+        blocked: Each blocked attempt: ``"connect 93.184.216.34:443"``, ``"getaddrinfo example.com"``.
+    """
+
+    mode: str
+    blocked: list[str] = field(default_factory=list)
+
+
+_ACTIVE: contextvars.ContextVar[NetworkGuard | None] = contextvars.ContextVar("tracetui_network_guard", default=None)
+_INSTALLED = False
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event not in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto"):
+        return
+    guard = _ACTIVE.get()
+    if guard is None:
+        return
+    if event in ("socket.connect", "socket.sendto"):
+        sock, address = args[0], args[1]
+        family = getattr(sock, "family", None)
+        if family == getattr(socket, "AF_UNIX", object()):
+            return
+        what = f"{event.split('.')[1]} {_address(address)}"
+    else:
+        host = args[0]
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "replace")
+        if host is None or _numeric(host):
+            return  # no lookup leaves the machine for an address literal; its connect is what gets blocked
+        what = f"{event.split('.')[1]} {host!r}"
+    guard.blocked.append(what)
+    raise LiveCallBlocked(
+        f"{guard.mode} replay blocked an outbound network call ({what}): replay never reaches a live "
+        "system. A tool or retriever that needs the network must be answered from the recording or the "
+        "fixture; use --mode loose --allow-live to let misses reach a live (staging) system")
+
+
+def _numeric(host: Any) -> bool:
+    try:
+        ipaddress.ip_address(str(host).split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _address(address: Any) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
+
+
+def _install() -> None:
+    global _INSTALLED
+    if not _INSTALLED:
+        sys.addaudithook(_hook)
+        _INSTALLED = True
+
+
+@contextmanager
+def block_network(mode: str) -> Iterator[NetworkGuard]:
+    """Block outbound network connections in this context.
+
+    Args:
+        mode: The replay mode, named in the error message (``strict``, ``fixture``).
+
+    Yields:
+        The NetworkGuard, whose ``blocked`` lists every attempt it refused.
+
+    Raises:
+        Inside the block, any ``socket.connect``/``connect_ex``/``sendto`` to a network address and
+        any name lookup raise ``LiveCallBlocked`` (a ``ConnectionError``) at the call site.
+    """
+    _install()
+    guard = NetworkGuard(mode)
+    token = _ACTIVE.set(guard)
+    try:
+        yield guard
+    finally:
+        _ACTIVE.reset(token)
+
+
+@contextmanager
+def allow_network() -> Iterator[None]:
+    """Lift the guard for one explicitly allowed live call (a model-in-the-loop ``MODEL`` call, a
+    loose-mode miss with ``--allow-live``)."""
+    token = _ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
