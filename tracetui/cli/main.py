@@ -22,7 +22,7 @@ EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_ERROR = 2
 
-COMMANDS = ("view", "diff", "show", "convert")
+COMMANDS = ("view", "diff", "show", "convert", "record", "replay")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,7 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
             "  tracetui ORIGINAL REPLAY            open the side-by-side view (same as `tracetui view`)\n"
             "  tracetui diff ORIGINAL REPLAY       print the divergences (exit 0 none, 1 some, 2 error)\n"
             "  tracetui show TRACE                 what a file holds: format, runs, spans by kind, tools, warnings\n"
-            "  tracetui convert TRACE OUT.jsonl    write one run in tracetui's own format (tracetui/1)\n\n"
+            "  tracetui convert TRACE OUT.jsonl    write one run in tracetui's own format (tracetui/1)\n"
+            "  tracetui record AGENT --input JSON --out TRACE.jsonl\n"
+            "                                      run an agent live, record its trace (redacted before writing)\n"
+            "  tracetui replay TRACE AGENT --out REPLAY.jsonl\n"
+            "                                      replay it offline: reads from the recording, writes intercepted\n\n"
             "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -103,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("out", metavar="OUT", help="the tracetui/1 file to write; - writes to stdout")
     _add_input_format(convert, "TRACE")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    from tracetui.cli.harness_cmds import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
@@ -147,6 +154,11 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli.commands import run_convert
 
             return run_convert(args, out, err)
+        if args.command in ("record", "replay"):
+            from tracetui.cli import harness_cmds
+
+            run = harness_cmds.run_record if args.command == "record" else harness_cmds.run_replay
+            return run(args, out, err)
         from tracetui.cli.commands import run_view
 
         return run_view(args, err)
