@@ -3,9 +3,12 @@
 Each scenario is one original run (the production incident) and one replay of
 the same input, written as tracetui/1 JSONL (``docs/format.md``); ``order_lookup``
 is also written as OTLP/JSON with current OpenTelemetry GenAI attributes
-(``../shared/design/formats.md`` §1-2). Output is deterministic: fixed
-timestamps, ids derived from SHA-256 of fixed seeds, no randomness, so a rebuild
-gives byte-identical files. ``NOTES.md`` files are written by hand.
+(``../shared/design/formats.md`` §1-2). The scheduling files are made by the
+harness (``tracetui.core.harness``: record the agent in ``sample_runs/scheduling/``,
+replay the fixed agent strictly and in fixture mode), the others span by span here.
+Output is deterministic: fixed timestamps, ids derived from fixed seeds, a demo
+redaction key, so a rebuild gives byte-identical files. ``NOTES.md`` files are
+written by hand.
 
 Usage::
 
@@ -212,80 +215,55 @@ def schema_hash(tools: dict[str, tuple[str, dict[str, Any]]]) -> str:
     return args_hash(definitions(tools))
 
 
-# --------------------------------------------------------------------------- scheduling
+# --------------------------------------------------------------------------- scheduling (built by the harness)
 
-SCHED_TOOLS = {
-    "get_appointments": ("List the customer's appointments.", {"type": "object", "properties": {"customer_id": {"type": "string"}}, "required": ["customer_id"]}),
-    "check_availability": ("Free technician slots on one date.", {
-        "type": "object", "properties": {"date": {"type": "string", "format": "date"}, "region": {"type": "string"},
-                                         "job_type": {"type": "string"}}, "required": ["date", "region", "job_type"]}),
-    "book_appointment": ("Move an appointment to a free slot.", {"type": "object", "properties": {"appointment_id": {"type": "string"}, "date": {"type": "string", "format": "date"},
-                                                          "start": {"type": "string"}, "end": {"type": "string"}},
-                         "required": ["appointment_id", "date", "start", "end"]}),
-}
-SCHED_PROMPT = (
-    "You are the scheduling assistant of Lumen Fibre, a broadband provider.\n"
-    "Today is Tuesday 3 November 2026, 10:14 (Europe/Paris).\n"
-    "Signed-in customer: C-48213, <EMAIL_3f9a>, phone <PHONE_0c71>.\n"
-    "Use get_appointments to find the customer's appointments and check_availability to find free technician slots. "
-    "{rule} Never invent a slot. Answer in at most three sentences."
-)
-SCHED_RULE = {
-    "v7": "Only offer slots on the date the customer asks for. If that date has no free slot, apologise and ask them to try again later.",
-    "v8": ("If the date the customer asks for has no free slot, check the next working day with check_availability and offer its slots; "
-           "book one with book_appointment only if the customer has already said that day is acceptable."),
-}
-SCHED_NOTE = ("Side gate code 4471. [bold]Dogs in the garden!![/] Please ring before coming in "
-              "\x1b[31mNOT BEFORE 9AM\x1b[0m [/] thanks")
+SAMPLE_KEY = b"tracetui sample runs: a demo redaction key, never use it for real data"
+"""The redaction key of the bundled samples (invented data); real projects keep theirs out of git."""
 
 
-def scheduling(side: str) -> tuple[dict[str, Any], list[Span]]:
-    """Install move to Thursday: prompt v7 gives up on a full day; v8 (strict replay) books Friday morning."""
-    replay = side == "replay"
-    version = "v8" if replay else "v7"
-    ask = {"channel": "web_chat", "customer_id": "C-48213",
-           "message": "Hi, can you move my fibre install to Thursday? If Thursday is impossible Friday is fine too, mornings only please."}
-    llm = {"model": "gpt-4o", "provider": "openai", "prompt_id": "scheduler.system", "prompt_version": version,
-           "params": {"temperature": 0.2, "max_tokens": 600, "seed": 7},
-           "tool_schemas_hash": schema_hash(SCHED_TOOLS), "model_version": "gpt-4o-2024-08-06", "server": "api.openai.com"}
-    conv = [msg("system", SCHED_PROMPT.format(rule=SCHED_RULE[version])), msg("user", ask["message"])]
-    t0 = "2026-11-10T15:02:47.530Z" if replay else "2026-11-03T09:14:02.118Z"
-    run = Run(f"scheduling/{side}", ns_of(t0), "scheduling-agent", ask, llm, conv)
-    run.decision("route_intent", "reschedule_appointment", ["reschedule_appointment", "cancel_appointment", "billing", "handoff_human"])
-    (c1,) = run.chat(calls=[("get_appointments", {"customer_id": "C-48213"})])
-    run.tool("get_appointments", {"customer_id": "C-48213"}, {"appointments": [{
-        "appointment_id": "APT-77120", "type": "fibre_install", "status": "booked", "date": "2026-11-10",
-        "start": "08:00", "end": "10:00", "region": "lyon-north", "postcode": "69004",
-        "contact": {"email": "<EMAIL_3f9a>", "phone": "<PHONE_0c71>"}, "customer_note": SCHED_NOTE}]}, call_id=c1, dur_ms=96)
-    thu = {"date": "2026-11-05", "job_type": "fibre_install", "region": "lyon-north"}
-    (c2,) = run.chat(calls=[("check_availability", thu)])
-    run.tool("check_availability", thu, {
-        "date": "2026-11-05", "region": "lyon-north", "job_type": "fibre_install", "slots": [],
-        "next_available": {"date": "2026-11-06", "slots": [{"start": "10:00", "end": "12:00"}, {"start": "14:00", "end": "16:00"}]}},
-        call_id=c2, dur_ms=188)
-    if not replay:
-        text = ("I'm sorry, there are no installation slots left on Thursday 5 November. Your install stays booked for "
-                "Tuesday 10 November, 08:00-10:00; please try again later in case a slot frees up.")
-    else:
-        fri = {"date": "2026-11-06", "job_type": "fibre_install", "region": "lyon-north"}
-        (c3,) = run.chat(calls=[("check_availability", fri)])
-        run.tool("check_availability", fri, {
-            "error": "unrecorded_call", "tool": "check_availability", "args_hash": args_hash(fri),
-            "message": "strict replay: the recording has no response for these arguments; the live service was not called"},
-            call_id=c3, status=Status.ERROR, error_type="UnrecordedCall", source="miss")
-        book = {"appointment_id": "APT-77120", "date": "2026-11-06", "start": "10:00", "end": "12:00"}
-        (c4,) = run.chat(calls=[("book_appointment", book)])
-        run.tool("book_appointment", book, {
-            "intercepted": True, "simulated": True, "status": "rescheduled", **book,
-            "write_intent": {"tool": "book_appointment", "position": 1, "idempotency_key": "idem-" + token("scheduling/book", 12)}},
-            call_id=c4, effect="write", source="intercepted")
-        text = ("Thursday 5 November is fully booked, so as you suggested I've moved your fibre install to Friday 6 November, "
-                "10:00-12:00. You'll get a confirmation by text at <PHONE_0c71>.")
-    run.chat(text)
-    spans = run.finish({"message": text})
-    extra = {"replay_of": "run-2026-11-03-0042", "record_mode": "strict"} if replay else {}
-    return header(run, "replay-2026-11-10-0007" if replay else "run-2026-11-03-0042",
-                  {"now": "2026-11-03T10:14:02+01:00", "timezone": "Europe/Paris"}, "git:8c1f2ad", spans, **extra), spans
+class StepTimer:
+    """A deterministic span clock: each reading advances 1-520 ms (seeded), in integer ns."""
+
+    def __init__(self, start_ns: int, seed: str) -> None:
+        import random
+
+        self.now = start_ns
+        self.rng = random.Random(seed)
+
+    def __call__(self) -> int:
+        self.now += self.rng.randint(1, 400) * 1_300_000 + self.rng.randint(0, 999) * 1_000
+        return self.now
+
+
+def scheduling_files() -> dict[str, bytes]:
+    """The scheduling pair, made by the commands users run (docs/harness.md): record the agent as
+    deployed (prompt v7), replay the fixed agent (v8) strictly with the scripted model in the loop,
+    and again in fixture mode with the seed file. Returns path relative to sample_runs/ -> bytes."""
+    import tempfile
+
+    from tracetui.core.harness import load_agent, record, replay
+    from tracetui.core.harness.redact import Redactor
+
+    folder = ROOT / "sample_runs" / "scheduling"
+    agent = folder / "agent.py"
+    unfixed, fixed = load_agent(f"{agent}:run"), load_agent(f"{agent}:run_fixed")
+    files: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        orig = Path(tmp) / "original.jsonl"
+        red = Redactor(SAMPLE_KEY, sensitive_fields=unfixed.sensitive_fields)
+        record(unfixed, orjson.loads((folder / "input.json").read_bytes()), str(orig), redactor=red,
+               clock="2026-11-03T10:14:02+01:00", timezone="Europe/Paris", seed=7, run_id="run-2026-11-03-0042",
+               timer=StepTimer(ns_of("2026-11-03T09:14:02.118Z"), "scheduling/original"))
+        recording = read_trace(orig)
+        for name, mode, seed_file, t0 in (("replay", "strict", None, "2026-11-10T15:02:47.530Z"),
+                                          ("fixture", "fixture", folder / "fixture_seed.json", "2026-11-10T15:09:12.204Z")):
+            seed_state = orjson.loads(seed_file.read_bytes()) if seed_file else None
+            replay(recording, fixed, str(Path(tmp) / f"{name}.jsonl"), mode=mode, llm="live", seed_state=seed_state,
+                   redactor=Redactor(SAMPLE_KEY, sensitive_fields=fixed.sensitive_fields),
+                   timer=StepTimer(ns_of(t0), f"scheduling/{name}"))
+        for name in ("original", "replay", "fixture"):
+            files[f"scheduling/{name}.jsonl"] = (Path(tmp) / f"{name}.jsonl").read_bytes()
+    return files
 
 
 # --------------------------------------------------------------------------- subscription_pause
@@ -505,13 +483,13 @@ def to_otlp(head: dict[str, Any], spans: list[Span], environment: str, tools: li
 # --------------------------------------------------------------------------- build, check
 
 SCENARIOS: dict[str, Callable[[str], tuple[dict[str, Any], list[Span]]]] = {
-    "scheduling": scheduling, "subscription_pause": subscription_pause, "order_lookup": order_lookup}
+    "subscription_pause": subscription_pause, "order_lookup": order_lookup}
 OTLP_SCENARIOS = {"order_lookup": definitions(ORDER_TOOLS)}
 
 
 def build() -> dict[str, bytes]:
     """Every generated file: path relative to ``sample_runs/`` -> bytes."""
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes] = scheduling_files()
     for name, make in SCENARIOS.items():
         for side in ("original", "replay"):
             head, spans = make(side)
@@ -560,7 +538,7 @@ def check(out: Path, files: dict[str, bytes]) -> list[str]:
         from tracetui.core.compare import compare_spans  # written in parallel; optional here
     except ImportError:
         compare_spans = None
-    for name in SCENARIOS:
+    for name in ("scheduling", *SCENARIOS):
         try:
             orig, rep = (read_trace(out / name / f"{side}.jsonl") for side in ("original", "replay"))
         except Exception as exc:  # noqa: BLE001 - reported, the check goes on

@@ -24,6 +24,7 @@ def _tracetui_invocations() -> list[list[str]]:
     """Every `tracetui ...` invocation in the README's sh blocks that names bundled files."""
     calls = []
     for block in _sh_blocks():
+        block = block.replace("\\\n", " ")  # shell line continuations
         for line in block.splitlines():
             for part in line.split("&&"):
                 words = shlex.split(part)
@@ -45,13 +46,18 @@ def test_readme_tracetui_commands_name_existing_files_and_run(tmp_path: Path, mo
     """Each README `tracetui` command on bundled files points at real files; each `diff` runs with exit 0 or 1."""
     calls = _tracetui_invocations()
     assert calls, "the README shows no tracetui command on sample_runs/"
-    monkeypatch.chdir(ROOT)
+    # Run them in order in a scratch folder that sees sample_runs/, as a user in a checkout would:
+    # `record` and `replay` write their outputs there, later commands read them.
+    (tmp_path / "sample_runs").symlink_to(ROOT / "sample_runs")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "readme-test-key-0123456789abcdef")
     for argv in calls:
         for w in argv:
-            if w.startswith("sample_runs/"):
-                assert (ROOT / w).exists(), w
-        if argv[0] == "diff":
-            assert main(argv) in (0, 1)
+            path = w.lstrip("@").split(":", 1)[0]
+            if path.startswith("sample_runs/"):
+                assert (ROOT / path).exists(), w
+        if argv[0] in ("diff", "record", "replay"):
+            assert main(argv) in (0, 1), argv
 
 
 def test_python_dash_m_runs_the_cli() -> None:

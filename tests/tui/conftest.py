@@ -9,7 +9,7 @@ from tests.tui.helpers import DATA, sample_pair
 
 @pytest.fixture
 def scheduling() -> tuple[str, str]:
-    """The scheduling sample: 11 rows, first divergence input_mismatch at row 2."""
+    """The scheduling sample: 9 rows, first divergence input_mismatch at row 2."""
     return sample_pair("scheduling")
 
 
