@@ -42,6 +42,24 @@ def retrieval_arguments(query: Any, kw: Mapping[str, Any]) -> dict[str, Any]:
     return args
 
 
+def recorded_call(span: Span) -> tuple[str, Any] | None:
+    """The cassette key name and arguments of a recorded tool or retrieval span, else None.
+
+    A tool span: ``(tool_name, arguments)``. A retrieval span: ``("retrieval:INDEX",
+    {"query", "top_k", "filters", **params})``, as ``RunContext.retrieve`` keyed it.
+    """
+    if span.kind is SpanKind.TOOL:
+        return str(span.data.get("tool_name") or span.name), span.data.get("arguments")
+    if span.kind is SpanKind.RETRIEVAL:
+        d = span.data
+        kw = dict(d.get("params") or {})
+        for name in ("top_k", "filters"):
+            if name in d:
+                kw[name] = d[name]
+        return retrieval_tool(str(d.get("index"))), retrieval_arguments(d.get("query"), kw)
+    return None
+
+
 def llm_key(model: Any, messages: Any) -> str:
     """16 hex digits of SHA-256 over the model and the canonical messages without provider ids."""
     return hashlib.sha256(canonical_json({"model": model, "messages": _strip_ids(messages)})).hexdigest()[:16]
@@ -77,12 +95,14 @@ class Cassette:
         calls: Tool and retrieval recordings by ``(tool, args_hash)``, each list in seq order.
         llm_calls: LLM recordings by ``llm_key``, each list in seq order.
         llm_order: Every LLM recording in seq order (to explain an input mismatch by position).
+        path: Every tool and retrieval recording in seq order (the recorded call path).
     """
 
     trace: Trace
     calls: dict[tuple[str, str], list[Recording]] = field(default_factory=dict)
     llm_calls: dict[str, list[Span]] = field(default_factory=dict)
     llm_order: list[Span] = field(default_factory=list)
+    path: list[Recording] = field(default_factory=list)
     _next: dict[tuple[str, str], int] = field(default_factory=dict)
     _llm_next: dict[str, int] = field(default_factory=dict)
 
@@ -95,26 +115,19 @@ class Cassette:
         """
         cassette = cls(trace)
         for span in sorted(trace.spans, key=lambda s: s.seq):
-            if span.kind is SpanKind.TOOL:
-                tool = str(span.data.get("tool_name") or span.name)
-                arguments = span.data.get("arguments")
-            elif span.kind is SpanKind.RETRIEVAL:
-                d = span.data
-                tool = retrieval_tool(str(d.get("index")))
-                kw = dict(d.get("params") or {})
-                for name in ("top_k", "filters"):
-                    if name in d:
-                        kw[name] = d[name]
-                arguments = retrieval_arguments(d.get("query"), kw)
-            elif span.kind is SpanKind.LLM:
+            if span.kind is SpanKind.LLM:
                 key = llm_key(span.data.get("model"), span.data.get("messages"))
                 cassette.llm_calls.setdefault(key, []).append(span)
                 cassette.llm_order.append(span)
                 continue
-            else:
+            call = recorded_call(span)
+            if call is None:
                 continue
+            tool, arguments = call
             key = args_hash(arguments)
-            cassette.calls.setdefault((tool, key), []).append(Recording(tool, arguments, key, span))
+            rec = Recording(tool, arguments, key, span)
+            cassette.calls.setdefault((tool, key), []).append(rec)
+            cassette.path.append(rec)
         return cassette
 
     def take(self, tool: str, key: str) -> Recording | int:

@@ -118,6 +118,7 @@ class Session:
         self.allow_live = allow_live
         self.timer = timer
         self.outcome = Outcome()
+        self.tool_schema_hash = spec.tool_schema_hash()  # once: it inspects every tool's signature
         self.rng = random.Random(f"{seed}:agent")
         self._span_rng = random.Random(f"{seed}:spans:{trace_id}")
         self._lock = threading.RLock()
@@ -389,7 +390,7 @@ class Session:
             data["prompt_version"] = prompt_version
         data["params"] = red_params
         data["messages"] = red_messages
-        data["tool_schemas_hash"] = self.spec.tool_schema_hash()
+        data["tool_schemas_hash"] = self.tool_schema_hash
         name = f"chat {model}"
         if self.mode != "record" and self.llm_mode == "frozen":
             assert self.cassette is not None

@@ -13,10 +13,9 @@ from datetime import datetime, timezone as dt_timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from tracetui.core.canonical import args_hash
 from tracetui.core.errors import HarnessError, ReplayDivergence, SchemaChanged
 from tracetui.core.harness.agent import AgentSpec
-from tracetui.core.harness.cassette import Cassette, retrieval_arguments, retrieval_tool
+from tracetui.core.harness.cassette import Cassette
 from tracetui.core.harness.context import LLM_MODES, Outcome, RunContext, Session, _jsonable
 from tracetui.core.harness.fixture import RecordedReadsFixture, snapshot
 from tracetui.core.harness.guard import block_network
@@ -287,18 +286,7 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
 def call_path(trace: Trace) -> list[tuple[str, str]]:
     """A run's call path: ``(tool name, args_hash)`` per tool call and ``(retrieval:INDEX, args_hash)``
     per retrieval, in seq order. Two runs "take the same path" when their call paths are equal."""
-    path = []
-    for s in sorted(trace.spans, key=lambda s: s.seq):
-        if s.kind is SpanKind.TOOL:
-            path.append((str(s.data.get("tool_name") or s.name), args_hash(s.data.get("arguments"))))
-        elif s.kind is SpanKind.RETRIEVAL:
-            d = s.data
-            kw = dict(d.get("params") or {})
-            for k in ("top_k", "filters"):
-                if k in d:
-                    kw[k] = d[k]
-            path.append((retrieval_tool(str(d.get("index"))), args_hash(retrieval_arguments(d.get("query"), kw))))
-    return path
+    return [(r.tool, r.key) for r in Cassette.from_trace(trace).path]
 
 
 def recorded_input(recording: Trace) -> Any:
@@ -465,20 +453,14 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
 
 def _seed_fixture(spec: AgentSpec, recording: Trace, seed_state: Mapping[str, Any] | None) -> Any:
     store = spec.fixture_factory() if spec.fixture_factory is not None else RecordedReadsFixture()
-    for s in sorted(recording.spans, key=lambda s: s.seq):
-        if s.status is Status.ERROR:
+    for rec in Cassette.from_trace(recording).path:
+        s = rec.span
+        if s.status is Status.ERROR or s.data.get("output_truncated") is True:
             continue
-        if s.kind is SpanKind.TOOL:
-            name = str(s.data.get("tool_name") or s.name)
-            if spec.is_read(name) and s.data.get("output_truncated") is not True:
-                store.seed(name, s.data.get("arguments"), s.data.get("output"))
+        if s.kind is SpanKind.TOOL and spec.is_read(rec.tool):
+            store.seed(rec.tool, rec.arguments, s.data.get("output"))
         elif s.kind is SpanKind.RETRIEVAL:
-            d = s.data
-            kw = dict(d.get("params") or {})
-            for k in ("top_k", "filters"):
-                if k in d:
-                    kw[k] = d[k]
-            store.seed(retrieval_tool(str(d.get("index"))), retrieval_arguments(d.get("query"), kw), d.get("documents"))
+            store.seed(rec.tool, rec.arguments, s.data.get("documents"))
     if seed_state is not None:
         load = getattr(store, "load", None)
         if load is None:
