@@ -135,3 +135,14 @@ def test_module_function_reference_is_found_from_the_current_folder(project: Pat
     assert code == 0, err
     code, stdout, _ = cli("replay", "t.jsonl", "tiny_agent:run", "--out", "t-replay.jsonl")
     assert code == 0 and "live calls 0" in stdout
+
+
+def test_show_tells_a_replay_run_and_its_result() -> None:
+    code, out, _ = cli("show", str(SAMPLE / "replay.jsonl"))
+    assert code == 0
+    assert "replay strict, LLM live, of run-2026-11-03-0042: diverged (unrecorded_call); misses 1" in out
+    code, out, _ = cli("show", str(SAMPLE / "fixture.jsonl"), "--format", "json")
+    info = orjson.loads(out)["runs"][0]["replay"]
+    assert info["mode"] == "fixture" and info["diverged"] is False and info["writes"] == 2
+    code, out, _ = cli("show", str(SAMPLE / "original.jsonl"), "--format", "json")
+    assert orjson.loads(out)["runs"][0]["replay"] is None

@@ -165,6 +165,20 @@ def _outcome_text(outcome: Any) -> str:
     return _json(outcome)[:MAX_VALUE_CHARS]
 
 
+def _replay_text(info: dict[str, Any]) -> str:
+    text = f"replay {info['mode']}, LLM {info.get('llm')}"
+    if info.get("replay_of"):
+        text += f", of {safe(str(info['replay_of']))}"
+    if info.get("trials"):
+        text += f", trial {info['trial']}/{info['trials']}"
+    if "diverged" in info:
+        text += ": " + ("diverged (" + ", ".join(info["divergences"]) + ")" if info["diverged"] else "no divergence")
+        text += f"; misses {info['misses']}, writes intercepted {info['writes']}, live calls {info['live_calls']}"
+        if info.get("unconsumed"):
+            text += f", unconsumed recordings {info['unconsumed']}"
+    return text
+
+
 def render_show(summary: dict[str, Any]) -> str:
     """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings."""
     lines = [f"{safe(summary['path'])}: {summary['format']}"]
@@ -190,6 +204,8 @@ def render_show(summary: dict[str, Any]) -> str:
             if outcome:
                 text += f"  · {outcome}"
             lines.append(text)
+            if r.get("replay"):
+                lines.append("    " + _replay_text(r["replay"]))
     warnings = summary["warnings"]
     if warnings:
         lines.append("")

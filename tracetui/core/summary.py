@@ -45,10 +45,12 @@ def summarize_run(trace: Trace) -> dict[str, Any]:
     Returns:
         ``{"run_id", "span_count", "kinds": {kind: count}, "tools": {name: count},
         "models": {name: count}, "errors": int, "start_ns", "duration_ms",
-        "agent", "outcome"}``; ``run_id`` is None when the source names no run,
+        "agent", "outcome", "replay"}``; ``run_id`` is None when the source names no run,
         ``duration_ms`` (float, milliseconds) spans the earliest start to the
         latest end, None without timestamps; ``agent``/``outcome`` come from the
-        run header when the source records them (tau-bench reward, inspect scores).
+        run header when the source records them (tau-bench reward, inspect scores);
+        ``replay`` is ``{"mode", "llm", "replay_of", "diverged", "misses", "live_calls",
+        "divergences", "writes", "unconsumed", ...}`` for a ``tracetui replay`` run, else None.
     """
     kinds: Counter[str] = Counter()
     tools: Counter[str] = Counter()
@@ -83,7 +85,35 @@ def summarize_run(trace: Trace) -> dict[str, Any]:
         "duration_ms": None if start is None or end is None else (end - start) / 1e6,
         "agent": header.get("agent"),
         "outcome": header.get("outcome"),
+        "replay": _replay_info(trace),
     }
+
+
+def _replay_info(trace: Trace) -> dict[str, Any] | None:
+    """A harness replay's mode and result (docs/harness.md), from its header and its root span's
+    ``replay.summary``; None for any other run."""
+    header = trace.header
+    mode = header.get("record_mode")
+    if mode not in ("strict", "loose", "fixture"):
+        return None
+    info: dict[str, Any] = {"mode": mode, "llm": header.get("llm_mode")}
+    of = header.get("replay_of")
+    if isinstance(of, dict):
+        info["replay_of"] = of.get("run_id")
+    if header.get("trials", 1) != 1:
+        info["trial"] = header.get("trial")
+        info["trials"] = header.get("trials")
+    summary = next((s.attributes.get("replay.summary") for s in trace.spans
+                    if s.parent_id is None and isinstance(s.attributes.get("replay.summary"), dict)), None)
+    if summary is not None:
+        for key in ("diverged", "misses", "live_calls"):
+            info[key] = summary.get(key)
+        info["divergences"] = [d.get("type") for d in summary.get("divergences") or []]
+        info["writes"] = len(summary.get("writes") or [])
+        info["unconsumed"] = len(summary.get("unconsumed") or [])
+        if "reproduces_original_path" in summary:
+            info["reproduces_original_path"] = summary["reproduces_original_path"]
+    return info
 
 
 def summarize(tf: TraceFile) -> dict[str, Any]:
