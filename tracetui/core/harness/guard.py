@@ -7,10 +7,11 @@ httpx, asyncio streams), and raising from it aborts the call before any packet l
 Unix-domain sockets (``AF_UNIX``) stay allowed: they never leave the machine.
 
 Audit hooks cannot be removed, so the hook is installed once per process and does nothing
-unless a guard is active in the current context (a ``contextvars.ContextVar``, so threads and
-asyncio tasks started inside a guard inherit it when they copy the context). Limits, documented
-in docs/harness.md: a C extension that opens sockets without Python's ``socket`` module, and a
-subprocess, are not seen.
+unless a guard is active. A guard is **process-wide** while it is active: a thread the agent
+starts is blocked too. ``allow_network`` lifts it for one explicitly allowed live call, in the
+current context only (a ``contextvars.ContextVar``: other threads stay blocked). Limits,
+documented in docs/harness.md: a C extension that opens sockets without Python's ``socket``
+module, and a subprocess, are not seen.
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ class NetworkGuard:
     blocked: list[str] = field(default_factory=list)
 
 
-_ACTIVE: contextvars.ContextVar[NetworkGuard | None] = contextvars.ContextVar("tracetui_network_guard", default=None)
+_GUARDS: list[NetworkGuard] = []  # active guards, innermost last; process-wide
+_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tracetui_network_allowed", default=False)
 _INSTALLED = False
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto"):
         return
-    guard = _ACTIVE.get()
-    if guard is None:
+    if not _GUARDS or _ALLOWED.get():
         return
+    guard = _GUARDS[-1]
     if event in ("socket.connect", "socket.sendto"):
         sock, address = args[0], args[1]
         family = getattr(sock, "family", None)
@@ -107,19 +109,21 @@ def block_network(mode: str) -> Iterator[NetworkGuard]:
     """
     _install()
     guard = NetworkGuard(mode)
-    token = _ACTIVE.set(guard)
+    _GUARDS.append(guard)
+    token = _ALLOWED.set(False)
     try:
         yield guard
     finally:
-        _ACTIVE.reset(token)
+        _ALLOWED.reset(token)
+        _GUARDS.remove(guard)
 
 
 @contextmanager
 def allow_network() -> Iterator[None]:
     """Lift the guard for one explicitly allowed live call (a model-in-the-loop ``MODEL`` call, a
-    loose-mode miss with ``--allow-live``)."""
-    token = _ACTIVE.set(None)
+    loose-mode miss with ``--allow-live``), in the current thread or task only."""
+    token = _ALLOWED.set(True)
     try:
         yield
     finally:
-        _ACTIVE.reset(token)
+        _ALLOWED.reset(token)
