@@ -21,12 +21,14 @@ writes as a log: later reads do not see them (the replay summary says so).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 import orjson
 
 from tracetui.core.canonical import canonical_json
+from tracetui.core.values import strict_same
 
 
 class FixtureStore(Protocol):
@@ -81,7 +83,9 @@ def state_changes(before: Any, after: Any) -> list[dict[str, Any]]:
     """Every leaf change between two JSON states, in document order, never capped:
     ``[{"path": "state.appointments.APT-1.date", "before": ..., "after": ...}]``. A key only in
     ``after`` has ``"added": true`` (``before`` None), one only in ``before`` ``"removed": true``.
-    Lists are compared item by item."""
+    Lists of equal length are compared item by item; otherwise items are matched as a
+    sequence (``difflib``), so removing one slot from a list reports that slot removed, not
+    every later item shifted. A removed item's path has its old index, an added one its new."""
     changes: list[dict[str, Any]] = []
     stack: list[tuple[str, Any, Any]] = [("state", before, after)]
     while stack:
@@ -89,16 +93,11 @@ def state_changes(before: Any, after: Any) -> list[dict[str, Any]]:
         if isinstance(a, dict) and isinstance(b, dict):
             keys = list(a) + [k for k in b if k not in a]
             for k in reversed(keys):
-                if k in a and k in b and a[k] == b[k]:
+                if k in a and k in b and a[k] == b[k] and strict_same(a[k], b[k]):
                     continue
                 stack.append((f"{path}.{k}", a.get(k, _ABSENT), b.get(k, _ABSENT)))
         elif isinstance(a, list) and isinstance(b, list):
-            for i in reversed(range(max(len(a), len(b)))):
-                x = a[i] if i < len(a) else _ABSENT
-                y = b[i] if i < len(b) else _ABSENT
-                if x is not _ABSENT and y is not _ABSENT and x == y:
-                    continue
-                stack.append((f"{path}[{i}]", x, y))
+            stack.extend(reversed(_list_changes(path, a, b)))
         elif a != b or type(a) is not type(b):
             entry: dict[str, Any] = {"path": path, "before": None if a is _ABSENT else a,
                                      "after": None if b is _ABSENT else b}
@@ -111,3 +110,20 @@ def state_changes(before: Any, after: Any) -> list[dict[str, Any]]:
 
 
 _ABSENT: Any = object()
+
+
+def _list_changes(path: str, a: list[Any], b: list[Any]) -> list[tuple[str, Any, Any]]:
+    if len(a) == len(b):
+        return [(f"{path}[{i}]", x, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y or not strict_same(x, y)]
+    keys_a = [canonical_json(x) for x in a]
+    keys_b = [canonical_json(y) for y in b]
+    out: list[tuple[str, Any, Any]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace" and i2 - i1 == j2 - j1:
+            out.extend((f"{path}[{j1 + k}]", a[i1 + k], b[j1 + k]) for k in range(i2 - i1))
+            continue
+        out.extend((f"{path}[{i}]", a[i], _ABSENT) for i in range(i1, i2))
+        out.extend((f"{path}[{j}]", _ABSENT, b[j]) for j in range(j1, j2))
+    return out
