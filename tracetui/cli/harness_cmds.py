@@ -44,8 +44,9 @@ def add_parsers(sub: Any) -> None:
         "replay trace to --out. Reads are answered from the recording (strict: keyed by tool name and canonical "
         "arguments, repeated reads in call order), every tool not on READ_TOOLS is a write and is intercepted, "
         "the clock is frozen to the recording's. A call the recording does not cover is a divergence, never "
-        "sent to a live system; outbound network connections are blocked. Exit 0 when no trial diverged, 1 when "
-        "one did, 2 on errors. Then: tracetui diff TRACE REPLAY.",
+        "sent to a live system; outbound network connections are blocked. Exit 0 when every trial passed, 1 when "
+        "a trial diverged, raised where the original did not, or repeated a write; 2 on errors. Then: "
+        "tracetui diff TRACE REPLAY.",
     )
     rep.add_argument("trace", metavar="TRACE", help="the recorded run (tracetui/1 or any readable format; FILE#RUN)")
     rep.add_argument("agent", metavar="AGENT", help="module:function or path/to/file.py:function")
@@ -146,6 +147,9 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         result = record(spec, value, args.out, redactor=redactor, clock=args.clock, timezone=args.timezone,
                         seed=args.seed, run_id=args.run_id, overwrite=args.force)
+    except KeyboardInterrupt:
+        print(f"tracetui: interrupted; the trace so far is in {args.out} (its root span says KeyboardInterrupt)", file=err)
+        raise
     except FileExistsError:
         raise HarnessError(f"--out {args.out} exists; choose another name or pass --force to replace it") from None
     trace = read_trace(args.out)
@@ -213,6 +217,9 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         allow_live=args.allow_live, seed_state=seed_state,
                         accept_schema_change=args.accept_schema_change, overwrite=args.force, input=value,
                         on_trial=progress)
+    except KeyboardInterrupt:
+        print(f"tracetui: interrupted; the replay so far is in {args.out}", file=err)
+        raise
     except FileExistsError:
         raise HarnessError(f"--out {args.out} exists; choose another name or pass --force to replace it") from None
     if args.format == "json":
@@ -223,7 +230,7 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         _print_report(report, args, out)
-    return EXIT_DIVERGED if report.diverged else EXIT_OK
+    return EXIT_DIVERGED if report.failed else EXIT_OK
 
 
 def _short(value: Any, limit: int = 90) -> str:
@@ -237,7 +244,12 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
       f"{args.trace} with {args.agent} -> {args.out}")
     for r in report.runs:
         o = r.outcome
-        head = "diverged" if r.diverged else ("agent raised " + type(r.error).__name__ if r.error else "completed")
+        if r.diverged:
+            head = "diverged"
+        elif r.error is not None:
+            head = f"agent raised {type(r.error).__name__}" + (" (the original run did not fail)" if r.new_failure else "")
+        else:
+            head = "completed"
         llm = f"LLM outputs served {o.llm_served}" if args.llm == "frozen" else f"model calls {o.model_calls}"
         p(f"trial {r.trial}: {head}; reads served {o.served}, misses {o.misses}, writes intercepted {len(o.writes)}, "
           f"{llm}, live calls {o.live_calls}")

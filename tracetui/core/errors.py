@@ -152,4 +152,9 @@ class RecordedToolError(TracetuiError):
         self.output = output
         # str() is the recorded message, so an agent that reads it sees what it saw live.
         message = output.get("message") if isinstance(output, dict) else None
-        super().__init__(message if isinstance(message, str) else f"{tool}: recorded {error_type or 'error'}: {output}")
+        self.message = message if isinstance(message, str) else f"{tool}: recorded {error_type or 'error'}: {output}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        # Ahead of the built-in's own __str__ in the MRO (KeyError's would quote the message again).
+        return self.message

@@ -31,11 +31,13 @@ def test_type_changes_count_and_equal_states_have_none() -> None:
     assert state_changes({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2}]}) == []
 
 
-def test_default_fixture_answers_latest_recording_and_logs_writes() -> None:
+def test_default_fixture_answers_recordings_in_order_then_the_last_and_logs_writes() -> None:
     store = RecordedReadsFixture()
     store.seed("get", {"id": 1}, {"v": "old"})
     store.seed("get", {"id": 1}, {"v": "new"})
+    assert store.call("get", {"id": 1}, write=False) == {"v": "old"}
     assert store.call("get", {"id": 1}, write=False) == {"v": "new"}
+    assert store.call("get", {"id": 1}, write=False) == {"v": "new"}  # more reads than recorded: the last again
     before = snapshot(store)
     assert store.call("put", {"id": 1, "v": 2}, write=True)["simulated"] is True
     assert [c["path"] for c in state_changes(before, snapshot(store))] == ["state.writes[0]"]

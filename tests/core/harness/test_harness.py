@@ -339,3 +339,13 @@ def test_ctx_now_is_timezone_aware_and_ids_are_seeded(bank: Any, tmp_path: Path)
     assert first[1].startswith("x-") and len(first[0]) == 36
     rep(bank, tmp_path / "orig.jsonl", tmp_path)
     assert seen["ids"] == first
+
+
+def test_a_recorded_keyerror_replays_with_the_same_message() -> None:
+    from tracetui.core.harness.context import _recorded_error
+
+    live = KeyError("2026-12-03")
+    replayed = _recorded_error("list_open_slots", "KeyError", {"error_type": "KeyError", "message": str(live)})
+    assert isinstance(replayed, KeyError) and str(replayed) == str(live) == "'2026-12-03'"
+    timeout = _recorded_error("report", "TimeoutError", {"message": "timed out after 30 s"})
+    assert isinstance(timeout, TimeoutError) and str(timeout) == "timed out after 30 s"

@@ -249,22 +249,24 @@ def run_double(ctx: Any, input: Any) -> dict[str, Any]:
 
 
 def run_net(ctx: Any, input: Any) -> dict[str, Any]:
-    """Tries to reach a 'production' service over TCP (port from $HELDOUT_NET_PORT), from the agent
-    and from a thread it starts, then runs normally."""
+    """Tries to reach a 'production' service over TCP (port from $HELDOUT_NET_PORT) and to resolve a
+    host name, then runs normally. With $HELDOUT_NET_THREAD set it also tries from a thread it starts."""
     port = int(os.environ["HELDOUT_NET_PORT"])
     outcomes: list[str] = []
 
-    def attempt() -> None:
+    def attempt(call: Any) -> None:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            call()
             outcomes.append("connected")
         except Exception as exc:
             outcomes.append(type(exc).__name__)
 
-    attempt()
-    t = threading.Thread(target=attempt)
-    t.start()
-    t.join()
+    attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
+    attempt(lambda: socket.getaddrinfo("payments.example.com", 443))
+    if os.environ.get("HELDOUT_NET_THREAD"):
+        t = threading.Thread(target=attempt, args=(lambda: socket.create_connection(("127.0.0.1", port), timeout=2),))
+        t.start()
+        t.join()
     out = _run(ctx, input)
     out["net"] = outcomes
     return out

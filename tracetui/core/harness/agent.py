@@ -159,6 +159,12 @@ def load_agent(ref: str) -> AgentSpec:
         raise AgentLoadError(f"agent {ref!r}: {target} has no {func!r}{hint}")
     if not callable(fn):
         raise AgentLoadError(f"agent {ref!r}: {func!r} is a {type(fn).__name__}, not a function run(ctx, input)")
+    try:
+        inspect.signature(fn).bind(None, None)
+    except TypeError:
+        raise AgentLoadError(f"agent {ref!r}: {func}{inspect.signature(fn)} cannot be called as run(ctx, input)") from None
+    except ValueError:  # no signature (a builtin): let the call tell
+        pass
     display = os.path.splitext(os.path.basename(target))[0] if is_path else target
     return _spec(ref, module, fn, display)
 

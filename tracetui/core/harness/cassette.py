@@ -168,7 +168,8 @@ class Cassette:
         (``arguments.date``) with both values.
         """
         scored: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
-        for (rtool, _key), recs in self.calls.items():
+        candidates = [(t, recs) for (t, _k), recs in self.calls.items() if t == tool or not _is_write(recs[0])]
+        for rtool, recs in candidates or [(t, recs) for (t, _k), recs in self.calls.items()]:
             rec = recs[0]
             differs: list[str] = []
             changes: list[FieldChange] = []
@@ -185,10 +186,16 @@ class Cassette:
         scored.sort(key=lambda t: t[0])
         return [entry for _score, entry in scored[:limit]]
 
-    def unconsumed(self) -> list[dict[str, Any]]:
-        """Recorded tool and retrieval calls no replayed call took, in seq order:
-        ``[{"tool", "arguments", "span_id", "seq"}]``."""
-        out = [rec for recs in self.calls.values() for rec in recs if not rec.served]
+    def unconsumed(self, is_read: Any = None) -> list[dict[str, Any]]:
+        """Recorded reads no replayed call took, in seq order: ``[{"tool", "arguments", "span_id",
+        "seq"}]``. A read is a retrieval, or a tool for which ``is_read(name)`` holds (default: the
+        recorded ``effect`` is not ``write``)."""
+        def read(rec: Recording) -> bool:
+            if rec.span.kind is SpanKind.RETRIEVAL:
+                return True
+            return is_read(rec.tool) if is_read is not None else not _is_write(rec)
+
+        out = [rec for recs in self.calls.values() for rec in recs if not rec.served and read(rec)]
         out.sort(key=lambda r: r.span.seq)
         return [{"tool": r.tool, "arguments": r.arguments, "span_id": r.span.span_id, "seq": r.span.seq} for r in out]
 
@@ -211,6 +218,10 @@ class Cassette:
         return rec, [_describe(c) for c in changes]
 
 
+def _is_write(rec: Recording) -> bool:
+    return rec.span.data.get("effect") == "write"
+
+
 def _describe(change: FieldChange) -> str:
     return f"{change.path}: {_short(change.replay)} (recorded {_short(change.original)})"
 
@@ -229,6 +240,7 @@ def describe_calls(entries: Iterable[Mapping[str, Any]]) -> str:
     """One line per nearest call: ``list_open_slots {"date":"2026-11-05"} — differs in arguments.date: ...``."""
     lines = []
     for e in entries:
-        what = "; ".join(e["differs"]) or "same call, all recordings already served"
+        what = "; ".join(e["differs"]) or (f"the same tool and arguments (recorded {e['recorded']} time"
+                                           f"{'s' if e['recorded'] != 1 else ''}, {e['served']} served)")
         lines.append(f"  {e['tool']} {_short(e['arguments'], 80)}: {what}")
     return "\n".join(lines)

@@ -237,8 +237,10 @@ class Session:
         if self.mode == "fixture":
             try:
                 output = self.fixture.call(tool, red_args, write=False)
-            except LookupError:
-                exc = self._miss(tool, red_args, key, 0, span_id, seq, why="the fixture has no answer for it")
+            except LookupError as err:
+                detail = self.redactor.text(str(err)) if str(err) else type(err).__name__
+                exc = self._miss(tool, red_args, key, 0, span_id, seq,
+                                 why=f"the fixture has no answer for it ({detail})")
                 return self._diverge(span_id, seq, start, kind, name, data, out_field, exc, "miss")
             self.outcome.served += 1
             data[out_field] = self.redactor.value(_jsonable(output), tool=tool)

@@ -44,31 +44,39 @@ class FixtureStore(Protocol):
 class RecordedReadsFixture:
     """The default fixture: recorded reads by tool and canonical arguments, writes kept as a log.
 
-    State: ``{"reads": {tool: {canonical_args_json: output}}, "writes": [{"tool", "arguments"}]}``.
-    A read answers with the latest recorded output for its arguments (a consistent world, not the
-    recording's call order); a read never recorded raises ``KeyError``.
+    State: ``{"reads": {tool: {canonical_args_json: [output, ...]}}, "writes": [{"tool", "arguments"}]}``.
+    A read gets its key's recordings in call order, as the live system answered, and the last one
+    again once they are used up (it keeps answering when the agent reads more than recorded); a
+    read never recorded raises ``KeyError``. Writes are logged, not applied: without a ``FIXTURE``
+    that knows what a write does, later reads cannot see it (the replay says so).
     """
 
     applies_writes = False
 
     def __init__(self) -> None:
-        self._reads: dict[str, dict[str, Any]] = {}
+        self._reads: dict[str, dict[str, list[Any]]] = {}
+        self._served: dict[tuple[str, str], int] = {}
         self._writes: list[dict[str, Any]] = []
 
     def seed(self, tool: str, arguments: Any, output: Any) -> None:
-        self._reads.setdefault(tool, {})[canonical_json(arguments).decode()] = output
+        self._reads.setdefault(tool, {}).setdefault(canonical_json(arguments).decode(), []).append(output)
 
     def load(self, seed: Mapping[str, Any]) -> None:
-        """Merge a seed ``{"reads": {tool: {args_json: output}}}``."""
+        """Merge a seed ``{"reads": {tool: {args_json: output}}}``: each given output is then what
+        that read answers (after the recorded ones are used up, and instead of them if none)."""
         for tool, entries in (seed.get("reads") or {}).items():
             for args, output in entries.items():
-                self._reads.setdefault(tool, {})[canonical_json(orjson.loads(args)).decode()] = output
+                self._reads.setdefault(tool, {})[canonical_json(orjson.loads(args)).decode()] = [output]
 
     def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
         if write:
             self._writes.append({"tool": tool, "arguments": arguments})
             return {"status": "ok", "simulated": True, "intercepted": True}
-        return self._reads[tool][canonical_json(arguments).decode()]
+        key = canonical_json(arguments).decode()
+        outputs = self._reads[tool][key]
+        i = self._served.get((tool, key), 0)
+        self._served[(tool, key)] = i + 1
+        return outputs[min(i, len(outputs) - 1)]
 
     def state(self) -> Any:
         return {"reads": self._reads, "writes": self._writes}

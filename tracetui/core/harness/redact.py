@@ -399,7 +399,8 @@ class Redactor:
         # sensitive is still hidden when the agent quotes it to the model.
         # Indexed by their first word: a string is searched only when one of
         # its words starts a learned value (one C-level set test otherwise).
-        self._learned: dict[str, tuple[str, str]] = {}  # raw value -> (rule, kind)
+        self._learned: dict[str, tuple[str, str]] = {}  # raw value (or an escaped form) -> (rule, kind)
+        self._alias: dict[str, str] = {}  # JSON-escaped form of a learned value -> the raw value
         # first word -> [(-length, offset of that word in the value, values)], longest first
         self._learned_by_word: dict[str, list[tuple[int, int, set[str]]]] = {}
         self._min_len = _MIN_LEN
@@ -590,6 +591,18 @@ class Redactor:
             return
         if TOKEN_RE.search(value):
             return
+        self._index_learned(value, rule, kind)
+        # The same value as it appears inside JSON text an agent built itself (json.dumps escapes
+        # quotes and backslashes, and non-ASCII characters by default), once or twice encoded:
+        # each form maps to the raw value's token.
+        forms = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+        forms |= {json.dumps(f)[1:-1] for f in forms}
+        for form in forms - {value}:
+            if form not in self._learned:
+                self._alias[form] = value
+                self._index_learned(form, rule, kind)
+
+    def _index_learned(self, value: str, rule: str, kind: str) -> None:
         first = _WORD_RUN.search(value)
         if first is None:
             return
@@ -641,7 +654,7 @@ class Redactor:
     def _on_learned(self, s: str, start: int, m: tuple[int, str]) -> tuple[int, str]:
         end, value = m
         rule, kind = self._learned[value]
-        return end, self._fire(rule, kind, value)
+        return end, self._fire(rule, kind, self._alias.get(value, value))
 
     def _on_tok(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str]:
         return m.end(), m.group()
@@ -829,7 +842,7 @@ class Redactor:
             return self._scan(v, rules)
         if t is dict:
             learned = self._learned
-            return {(self._fire(*learned[k], k) if type(k) is str and k in learned else k): self._rewalk(x)
+            return {(self._fire(*learned[k], self._alias.get(k, k)) if type(k) is str and k in learned else k): self._rewalk(x)
                     for k, x in v.items()}
         if t is list:
             return [self._rewalk(x) for x in v]
@@ -885,7 +898,7 @@ class Redactor:
         if k in self._clean_keys:
             if k in self._learned:
                 rule, kind = self._learned[k]
-                return self._fire(rule, kind, k)
+                return self._fire(rule, kind, self._alias.get(k, k))
             return k
         r = self._text(k)
         if r is k:

@@ -44,6 +44,7 @@ class RunResult:
         blocked: Network connections the socket guard refused.
         trial: 1-based trial number; ``reproduces``: whether its call path equals the original's
             (replay only, else None).
+        original_failed: Whether the recorded run's root span failed (replay only, else None).
     """
 
     path: str
@@ -58,6 +59,19 @@ class RunResult:
     blocked: list[str] = field(default_factory=list)
     trial: int = 1
     reproduces: bool | None = None
+    original_failed: bool | None = None
+
+    @property
+    def new_failure(self) -> bool:
+        """The agent raised (not a replay divergence) where the original run did not fail."""
+        return (self.error is not None and not isinstance(self.error, ReplayDivergence)
+                and self.original_failed is False)
+
+    @property
+    def failed(self) -> bool:
+        """What a CI gate fails on: a divergence, a new failure, or a write repeated with the same
+        idempotency key."""
+        return self.diverged or self.new_failure or bool(self.outcome.duplicate_writes)
 
     @property
     def diverged(self) -> bool:
@@ -70,7 +84,8 @@ class RunResult:
         o = self.outcome
         out: dict[str, Any] = {
             "run_id": self.run_id, "mode": self.header.get("record_mode"), "trial": self.trial,
-            "diverged": self.diverged, "error": _error_text(self.error),
+            "diverged": self.diverged, "failed": self.failed, "new_failure": self.new_failure,
+            "error": _error_text(self.error),
             "live_calls": o.live_calls, "model_calls": o.model_calls, "served": o.served, "llm_served": o.llm_served, "misses": o.misses,
             "divergences": o.divergences, "writes": o.writes, "duplicate_writes": o.duplicate_writes,
             "unconsumed": self.unconsumed, "blocked_network": self.blocked, "notes": o.notes,
@@ -103,6 +118,11 @@ class ReplayReport:
     @property
     def diverged(self) -> bool:
         return any(r.diverged for r in self.runs)
+
+    @property
+    def failed(self) -> bool:
+        """Any trial ``failed`` (diverged, raised where the original did not, or repeated a write)."""
+        return any(r.failed for r in self.runs)
 
 
 def _error_text(exc: BaseException | None) -> str | None:
@@ -181,7 +201,7 @@ def _base_header(spec: AgentSpec, redactor: Redactor, run_id: str, trace_id: str
 
 def _execute(session: Session, writer: TraceWriter, header: dict[str, Any], raw_input: Any, red_input: Any,
              run_id: str, guard_mode: str | None,
-             finish: Callable[[Outcome, list[str]], dict[str, Any]] | None = None,
+             finish: Callable[[Outcome, list[str], BaseException | None], dict[str, Any]] | None = None,
              ) -> tuple[Any, BaseException | None, list[str], dict[str, Any]]:
     """Run the agent once: header, agent, root span, completed header."""
     writer.header(header)
@@ -206,7 +226,7 @@ def _execute(session: Session, writer: TraceWriter, header: dict[str, Any], raw_
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: write the root, then go on raising
         error = exc
         interrupted = exc
-    summary = finish(session.outcome, blocked) if finish is not None else {}
+    summary = finish(session.outcome, blocked, error) if finish is not None else {}
     data: dict[str, Any] = {"agent_name": spec.name, "input": red_input}
     attrs: dict[str, Any] = {}
     if error is None:
@@ -380,6 +400,9 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
     if key_id and key_id != redactor.key_id:
         notes.append(f"the recording was redacted with key {key_id}, this replay uses {redactor.key_id}: values the "
                      "agent adds itself will not match their recorded tokens")
+    if recording.path and os.path.exists(out) and os.path.exists(recording.path) and os.path.samefile(out, recording.path):
+        raise HarnessError(f"--out {out} is the recording being replayed; write the replay to another file")
+    original_failed = any(s.parent_id is None and s.status is Status.ERROR for s in recording.spans)
     raw_input = recorded_input(recording) if input is ... else input
     red_input = redactor.value(_jsonable(raw_input))
     moment, zone, clock_notes = replay_clock(recording)
@@ -426,14 +449,14 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                                    "fired": dict(redactor.fired)}
             holder: dict[str, Any] = {}
 
-            def finish(outcome: Outcome, blocked: list[str], cassette: Cassette = cassette, store: Any = store,
+            def finish(outcome: Outcome, blocked: list[str], error: BaseException | None, cassette: Cassette = cassette, store: Any = store,
                        holder: dict[str, Any] = holder, run_id: str = run_id, header: dict[str, Any] = header,
                        initial: Any = initial, trial: int = trial) -> dict[str, Any]:
                 # Called once, when this trial's agent returns: the summary goes into its root span.
-                holder["unconsumed"] = cassette.unconsumed() if mode != "fixture" else []
+                holder["unconsumed"] = cassette.unconsumed(spec.is_read) if mode != "fixture" else []
                 holder["final"] = snapshot(store) if store is not None else None
-                result = RunResult(out, run_id, header, None, None, outcome, holder["unconsumed"], holder["final"],
-                                   initial, blocked, trial, outcome.path == original_path)
+                result = RunResult(out, run_id, header, None, error, outcome, holder["unconsumed"], holder["final"],
+                                   initial, blocked, trial, outcome.path == original_path, original_failed)
                 return result.summary()
 
             output, error, blocked, final = _execute(session, writer, header, raw_input, red_input, run_id,
@@ -442,7 +465,8 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                 session.outcome.divergences.append({"type": error.divergence, "span_id": error.span_id, "seq": None,
                                                     "tool": None, "message": str(error)})
             result = RunResult(out, run_id, final, output, error, session.outcome, holder.get("unconsumed", []),
-                               holder.get("final"), initial, blocked, trial, session.outcome.path == original_path)
+                               holder.get("final"), initial, blocked, trial, session.outcome.path == original_path,
+                               original_failed)
             runs.append(result)
             if on_trial is not None:
                 on_trial(result)
