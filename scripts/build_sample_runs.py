@@ -244,9 +244,16 @@ def scheduling_files() -> dict[str, bytes]:
     from tracetui.core.harness import load_agent, record, replay
     from tracetui.core.harness.redact import Redactor
 
+    import os
+
     folder = ROOT / "sample_runs" / "scheduling"
-    agent = folder / "agent.py"
-    unfixed, fixed = load_agent(f"{agent}:run"), load_agent(f"{agent}:run_fixed")
+    # The agent reference goes into the headers (agent_ref): relative to the checkout, as a user types it.
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        unfixed, fixed = load_agent("sample_runs/scheduling/agent.py:run"), load_agent("sample_runs/scheduling/agent.py:run_fixed")
+    finally:
+        os.chdir(here)
     files: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory() as tmp:
         orig = Path(tmp) / "original.jsonl"
