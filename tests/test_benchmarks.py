@@ -18,3 +18,11 @@ def test_bench_diff_runs_on_a_small_pair(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "ratio" in out.stdout and "align" in out.stdout
+
+
+def test_bench_replay_runs_small() -> None:
+    """`benchmarks/bench_replay.py` records and strictly replays a synthetic agent and prints per-call figures."""
+    out = subprocess.run([sys.executable, "benchmarks/bench_replay.py", "-n", "200", "--repeat", "1"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "µs/call" in out.stdout and "strict replay" in out.stdout
