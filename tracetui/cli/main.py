@@ -22,7 +22,7 @@ EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_ERROR = 2
 
-COMMANDS = ("view", "diff", "show", "convert", "record", "replay")
+COMMANDS = ("view", "diff", "show", "convert", "record", "replay", "triage")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
             "  tracetui record AGENT --input JSON --out TRACE.jsonl\n"
             "                                      run an agent live, record its trace (redacted before writing)\n"
             "  tracetui replay TRACE AGENT --out REPLAY.jsonl\n"
-            "                                      replay it offline: reads from the recording, writes intercepted\n\n"
+            "                                      replay it offline: reads from the recording, writes intercepted\n"
+            "  tracetui triage ORIGINAL [REPLAY...] replayable? does the failure come back? model or data?\n\n"
             "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tracetui.cli.harness_cmds import add_parsers
 
     add_parsers(sub)
+    from tracetui.cli.triage_cmd import add_parser as add_triage
+
+    add_triage(sub)
     return parser
 
 
@@ -154,6 +158,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli.commands import run_convert
 
             return run_convert(args, out, err)
+        if args.command == "triage":
+            from tracetui.cli.triage_cmd import run_triage
+
+            return run_triage(args, out, err)
         if args.command in ("record", "replay"):
             from tracetui.cli import harness_cmds
 

@@ -277,6 +277,8 @@ def _header(obj: dict[str, Any], run: RunSpans, runs: list[RunSpans], path: str,
         k += 1
         new = f"{base}-{k}"
     run.trace_id = new
+    if tid == new and isinstance(obj.get("trial"), int) and isinstance(obj.get("trials"), int) and obj["trials"] > 1:
+        return  # one trial of `tracetui replay --trials K`: several runs on purpose (docs/harness.md)
     named = f"run {tid!r}" if tid == new else (f"a run whose id {tid!r} is taken; read as {new!r}" if tid else f"a run without run_id or trace_id; read as {new!r}")
     issues.append(ReadIssue(path, lineno, "schema", f"another header line: the file holds several runs (files joined with cat?); "
                             f"the lines from here on are {named} (select it with FILE#{new})", "warning"))
