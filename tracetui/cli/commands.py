@@ -44,10 +44,20 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``tracetui diff``: 0 no divergence, 1 divergence (0 with --exit-zero)."""
     from tracetui.cli.render import render_text
     from tracetui.core.diff import diff_traces
+    from tracetui.core.labels import load_labels, replay_ref, sidecar_path
     from tracetui.core.report import diff_report
 
     original, replay = load_pair(args, err)
-    report = diff_report(diff_traces(original, replay))
+    ref = replay_ref(replay)
+    labels_file: str | None = sidecar_path(ref)
+    try:
+        labels = load_labels(ref)
+    except ReadError as exc:  # damaged labels never hide the diff
+        print(f"tracetui: warning: reviewer labels not shown: {exc}", file=err)
+        labels, labels_file = {}, None
+    if labels_file is not None and not os.path.exists(labels_file):
+        labels_file = None
+    report = diff_report(diff_traces(original, replay), labels=labels, labels_file=labels_file)
     if args.format == "json":
         out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:

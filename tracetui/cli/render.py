@@ -93,6 +93,14 @@ def _where(side: dict[str, Any]) -> str:
     return text
 
 
+def label_text(label: dict[str, Any] | None) -> str:
+    """A reviewer label as `` [label: "note"]`` (`` [label]`` without a note), or ``""``."""
+    if not label:
+        return ""
+    note = label.get("note") or ""
+    return f" [{safe(label['label'])}: {_window(_json(note), 0)}]" if note else f" [{safe(label['label'])}]"
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The text report: both files, what changed in the run's inputs, the first divergence field by field, the rest one per line, counts."""
     o, r = report["original"], report["replay"]
@@ -111,9 +119,10 @@ def render_text(report: dict[str, Any]) -> str:
     first = report["first_divergence"]
     if first is None:
         lines.append("no divergence: the runs match on every semantic field")
+        lines.extend(_unmatched_lines(report))
         return "\n".join(lines) + "\n"
     lines.append("")
-    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {safe(first['path'])}")
+    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {safe(first['path'])}{label_text(first.get('label'))}")
     lines.append(f"  original: {_side(first['original'])}    replay: {_side(first['replay'])}")
     for f in first["fields"]:
         va, vb = pair_values(f)
@@ -125,12 +134,28 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append("then:")
         for d in rest:
-            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {safe(d['path'])}{_summary(d)}")
+            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {safe(d['path'])}{_summary(d)}{label_text(d.get('label'))}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items()))
     n = len(report["divergences"])
     lines.append("")
     lines.append(f"{n} divergence{'s' if n != 1 else ''}: {counts}")
+    if report.get("labels_file"):
+        labelled = sum(1 for d in report["divergences"] if d.get("label"))
+        lines.append(f"{labelled} of {n} divergence{'s' if n != 1 else ''} labelled ({safe(report['labels_file'])})")
+    lines.extend(_unmatched_lines(report))
     return "\n".join(lines) + "\n"
+
+
+def _unmatched_lines(report: dict[str, Any]) -> list[str]:
+    """The reviewer labels that match no divergence of this pair, on one line (none: no line)."""
+    unmatched = report.get("unmatched_labels") or []
+    if not unmatched:
+        return []
+    n = len(unmatched)
+    keys = ", ".join(safe(u["key"]) for u in unmatched[:5]) + (f", +{n - 5} more" if n > 5 else "")
+    line = (f"{n} label{'s' if n != 1 else ''} in {safe(report.get('labels_file') or '')} match{'es' if n == 1 else ''} "
+            f"no divergence (made on another recording of this replay?): {keys}")
+    return [line]
 
 
 SHOW_MAX_ITEMS = 12

@@ -9,7 +9,9 @@ Shape (``schema_version`` 1)::
      "first_divergence": null | DIVERGENCE,
      "divergences": [DIVERGENCE, ...],          # in the original's execution order
      "counts": {"args_mismatch": 1, ...},       # by type, only types that occur
-     "run_changes": [{"path", "original", "replay"}, ...]}  # header fields that differ
+     "run_changes": [{"path", "original", "replay"}, ...],  # header fields that differ
+     "labels_file": null | PATH,                # the replay's reviewer labels (tracetui.core.labels)
+     "unmatched_labels": [LABEL, ...]}          # labels of the sidecar that match no divergence
 
 ``run_changes`` compares the run headers' inputs (``RUN_FIELDS``: code and
 prompt versions, model, tool schemas, the clock the agent was given, the run's
@@ -19,7 +21,10 @@ report should lead with (``../shared/design/practice.md``, "Diffing runs").
     DIVERGENCE = {"type", "kind", "row", "path",
                   "original": null | {"span_id", "name", "seq"},
                   "replay":   null | {"span_id", "name", "seq"},
-                  "fields": [{"path", "original", "replay"[, "absent"]}, ...]}
+                  "fields": [{"path", "original", "replay"[, "absent"]}, ...]
+                  [, "label": LABEL]}           # only on a divergence a reviewer labelled
+
+    LABEL = {"key", "label", "note", "created", "type", "original_span_id", "replay_span_id"}
 
 A field one side does not have at all reports ``null`` for that side and
 ``"absent": "original"`` or ``"replay"`` (a recorded ``null`` has no ``absent``).
@@ -36,6 +41,7 @@ from tracetui.core.compare import ABSENT, FieldChange
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
+    from tracetui.core.labels import Label
     from tracetui.core.model import Span, Trace
 
 SCHEMA_VERSION = 1
@@ -132,11 +138,25 @@ def _trace_record(t: Trace) -> dict[str, Any]:
     }
 
 
-def diff_report(diff: TraceDiff) -> dict[str, Any]:
-    """The full report of a diff, as plain JSON data (module docstring gives the shape)."""
+def diff_report(diff: TraceDiff, *, labels: Mapping[str, Label] | None = None, labels_file: str | None = None) -> dict[str, Any]:
+    """The full report of a diff, as plain JSON data (module docstring gives the shape).
+
+    Args:
+        diff: The diff.
+        labels: The replay's reviewer labels by key (``tracetui.core.labels.load_labels``): each
+            divergence whose ``divergence_key`` has one gets ``"label"``; the others are
+            ``unmatched_labels``.
+        labels_file: The sidecar they came from, reported as ``labels_file``.
+    """
+    from tracetui.core.labels import label_record, labels_for
+
     o_ids = {s.span_id: s for s in diff.original.spans}
     r_ids = {s.span_id: s for s in diff.replay.spans}
     divs = [divergence_record(d, o_ids, r_ids) for d in diff.divergences]
+    matched = labels_for(diff, labels) if labels else {}
+    for i, label in matched.items():
+        divs[i]["label"] = label_record(label)  # divs[0] is first_divergence: labelled there too
+    used = {label.key for label in matched.values()}
     return {
         "schema_version": SCHEMA_VERSION,
         "original": _trace_record(diff.original),
@@ -145,4 +165,6 @@ def diff_report(diff: TraceDiff) -> dict[str, Any]:
         "divergences": divs,
         "counts": dict(Counter(d["type"] for d in divs)),
         "run_changes": run_changes(diff.original.header, diff.replay.header),
+        "labels_file": labels_file,
+        "unmatched_labels": [label_record(v) for k, v in (labels or {}).items() if k not in used],
     }
