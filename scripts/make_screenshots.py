@@ -53,6 +53,8 @@ SCENES: tuple[Scene, ...] = (
     Scene("diff-order-lookup", "order_lookup", title="tracetui — order_lookup: first divergence"),
     Scene("pair-scheduling", "scheduling", ("enter",), title="tracetui — the full pair (enter)"),
     Scene("help", "scheduling", ("question_mark",), title="tracetui — keys (?)"),
+    Scene("triage-scheduling", "scheduling", ("t",), title="tracetui — triage (t)"),
+    Scene("label-scheduling", "scheduling", ("l",), title="tracetui — label a divergence (l)"),
 )
 """Every scene, in README order."""
 
@@ -94,6 +96,8 @@ async def render_scene(scene: Scene) -> Rendered:
         await pilot.pause()
         for key in scene.keys:
             await pilot.press(key)
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # a screen the keys opened may load in a worker (triage)
         await pilot.pause()
         first = app.diff.first if app.diff is not None else None
         return Rendered(

@@ -27,7 +27,7 @@ def _tracetui_invocations() -> list[list[str]]:
         block = block.replace("\\\n", " ")  # shell line continuations
         for line in block.splitlines():
             for part in line.split("&&"):
-                words = shlex.split(part)
+                words = shlex.split(part, comments=True)
                 if words and words[0].endswith("tracetui") and any(w.startswith("sample_runs/") for w in words):
                     calls.append(words[1:])
     return calls
@@ -56,7 +56,7 @@ def test_readme_tracetui_commands_name_existing_files_and_run(tmp_path: Path, mo
             path = w.lstrip("@").split(":", 1)[0]
             if path.startswith("sample_runs/"):
                 assert (ROOT / path).exists(), w
-        if argv[0] in ("diff", "record", "replay"):
+        if argv[0] in ("diff", "record", "replay", "triage"):
             assert main(argv) in (0, 1), argv
 
 

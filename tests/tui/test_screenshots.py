@@ -38,7 +38,7 @@ async def test_scene_renders(scene, monkeypatch: pytest.MonkeyPatch) -> None:  #
     shot = await SCRIPT.render_scene(scene)
     assert shot.svg.lstrip().startswith("<svg") and "</svg>" in shot.svg
     assert shot.first_row is not None and shot.cursor_row == shot.first_row
-    expected = {"enter": "PairScreen", "question_mark": "HelpScreen"}.get(scene.keys[0] if scene.keys else "", "Screen")
+    expected = {"enter": "PairScreen", "question_mark": "HelpScreen", "t": "TriageScreen", "l": "LabelDialog"}.get(scene.keys[0] if scene.keys else "", "Screen")
     assert shot.screen == expected
     if os.environ.get("TRACETUI_WRITE_SCREENSHOTS") == "1":
         SCRIPT.OUT.mkdir(exist_ok=True)

@@ -20,6 +20,16 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from tracetui.core.errors import ReadError, TracetuiError
+from tracetui.core.labels import (
+    Label,
+    divergence_key,
+    labels_for,
+    load_labels,
+    remove_label,
+    replay_ref,
+    save_label,
+    sidecar_path,
+)
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_replay, read_trace, split_run_ref
 from tracetui.core.report import run_changes
@@ -27,7 +37,9 @@ from tracetui.tui.formatting import visible
 from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
 from tracetui.tui.screens.issues_screen import IssuesScreen
+from tracetui.tui.screens.label_dialog import LabelDialog, LabelOutcome
 from tracetui.tui.screens.pair_screen import PairScreen
+from tracetui.tui.screens.triage_screen import TriageScreen
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
@@ -63,6 +75,12 @@ class TraceTuiApp(App[int]):
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit tracetui"),
         Binding("question_mark", "help", "Help", id="help", tooltip="This list of keys"),
         Binding("d", "toggle_detail", "Detail", id="toggle-detail", tooltip="Hide or show the detail pane"),
+        Binding("t", "triage", "Triage", id="triage",
+                tooltip="Triage: can the run be replayed, does the failure come back with recorded tools, the verdict "
+                "and its evidence; runs the replay"),
+        Binding("l", "label", "Label", id="label",
+                tooltip="Label the divergence under the cursor (acceptable_alternative, new_regression, "
+                "fixture_mismatch, insufficient_spec) with a note, or change or remove its label"),
         # Not in the footer (it would crowd out the others at 80 columns): the status line says
         # "press w" when there are warnings, and the help lists it.
         Binding("w", "show_issues", "Warnings", show=False, id="show-issues",
@@ -94,6 +112,17 @@ class TraceTuiApp(App[int]):
         """The loaded pair's diff (None while loading or after a load error)."""
         self.load_error: LoadFailed | None = None
         """Why loading failed, when it did."""
+        self.labels: dict[str, Label] = {}
+        """Reviewer labels of the loaded replay, by ``divergence_key`` (``tracetui.core.labels``)."""
+        self.labels_error: str | None = None
+        """Why the labels sidecar could not be read (the labels are then not shown), else None."""
+        self.triage_replays: str | None = None
+        """The replay file (``FILE`` or ``FILE#RUN``) whose runs the triage panel counts as trials; None: the
+        replay shown. Set when the panel runs a replay (every trial of the new file), kept when the view then
+        shows one of its trials."""
+        self.reloading = False
+        """True from ``load_replay`` until the new pair is shown."""
+        self._jump_after_load: tuple[str, str] | None = None
         self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
 
     def compose(self) -> ComposeResult:
@@ -158,6 +187,14 @@ class TraceTuiApp(App[int]):
             if not diff.rows:
                 self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
             view.set_diff(diff)
+            self._load_labels()
+        self.reloading = False
+        if self._jump_after_load is not None:
+            side, span_id = self._jump_after_load
+            self._jump_after_load = None
+            row = self.row_of_span(span_id, side)
+            if row is not None:
+                self.jump_to_row(row)
         self.refresh_bindings()  # d and w apply now
         changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
         if changes:  # prompt version, model, tool schemas: what changed before any span ran
@@ -178,6 +215,9 @@ class TraceTuiApp(App[int]):
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
         self.load_error = message
+        self.diff = None  # a replay loaded from the triage panel failed: the old pair is no longer shown
+        self.reloading = False
+        self._jump_after_load = None
         with self.batch_update():
             self._main(AlignedView).placeholder = ""
             self.screen_stack[0].add_class("-load-error")
@@ -189,6 +229,103 @@ class TraceTuiApp(App[int]):
         self._main(AlignedView).disabled = True
         self.set_focus(None)
         self.refresh_bindings()
+
+    def load_replay(self, replay_path: str, *, jump_to: tuple[str, str] | None = None) -> None:
+        """Show ``replay_path`` (``FILE`` or ``FILE#RUN``) against the same original: read and diff again in the
+        load worker; the view opens on the new pair's first divergence, or on ``jump_to``.
+
+        Args:
+            replay_path: The replay to show.
+            jump_to: ``(side, span_id)`` to put the cursor on once loaded (``row_of_span``).
+        """
+        self.replay_path = os.fspath(replay_path)
+        self.replay_format = None
+        self.replay_trace_id = None
+        self.reloading = True
+        self._jump_after_load = jump_to
+        self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
+        self.load_pair()
+
+    # -- reviewer labels ----------------------------------------------------
+
+    @property
+    def label_ref(self) -> str:
+        """The replay reference labels are saved under (``labels.replay_ref``: ``FILE``, or ``FILE#RUN`` when
+        the file holds several runs), so the CLI's ``diff`` shows the labels made here."""
+        if self.diff is None:
+            return self.replay_path
+        return replay_ref(self.diff.replay) or self.replay_path
+
+    def _load_labels(self) -> None:
+        """Read the replay's labels sidecar; a damaged one is a warning (labels not shown), never a crash."""
+        self.labels, self.labels_error = {}, None
+        try:
+            self.labels = load_labels(self.label_ref)
+        except (TracetuiError, OSError, ValueError) as exc:
+            self.labels_error = str(exc)
+            self.notify(
+                f"{visible(str(exc))}\nLabels are not shown, and new ones cannot be saved until "
+                f"{os.path.basename(sidecar_path(self.label_ref))} is fixed or removed.",
+                title="reviewer labels not loaded", severity="warning", markup=False, timeout=12,
+            )
+        self._show_labels()
+
+    def _show_labels(self) -> None:
+        """Mark labelled rows in the view and the detail pane."""
+        if self.diff is None:
+            return
+        by_row = {self.diff.divergences[i].row: label for i, label in labels_for(self.diff, self.labels).items()}
+        self._main(AlignedView).set_labels({row: label.label for row, label in by_row.items()})
+        self._main(SpanDetail).set_labels(by_row)
+
+    def label_of_row(self, row: int) -> Label | None:
+        """The reviewer label of the divergence at ``row``, or None."""
+        if self.diff is None or not 0 <= row < len(self.diff.rows):
+            return None
+        divergence = self.diff.row_divergence[row]
+        return None if divergence is None else self.labels.get(divergence_key(divergence))
+
+    def _label_done(self, outcome: LabelOutcome | None) -> None:
+        """Save or remove what the label dialog returned, then redraw the marks."""
+        if outcome is None:
+            return
+        ref = self.label_ref
+        try:
+            if outcome.label is not None:
+                save_label(ref, outcome.label)
+                self.labels[outcome.label.key] = outcome.label
+                self.notify(f"{outcome.label.label} saved to {os.path.basename(sidecar_path(ref))}", title="label",
+                            markup=False)
+            else:
+                remove_label(ref, outcome.key)
+                self.labels.pop(outcome.key, None)
+                self.notify(f"label removed from {os.path.basename(sidecar_path(ref))}", title="label", markup=False)
+        except (TracetuiError, OSError, ValueError) as exc:
+            self.notify(visible(str(exc)), title="label not saved", severity="error", markup=False, timeout=12)
+            return
+        self.labels_error = None
+        self._show_labels()
+
+    # -- jumps (the triage panel) --------------------------------------------
+
+    def row_of_span(self, span_id: str, side: str = "original") -> int | None:
+        """The aligned row holding span ``span_id`` of ``side`` (``original`` or ``replay``) in the pair shown;
+        the other side is tried when that side has no such span. None when neither has it."""
+        if self.diff is None:
+            return None
+        diff = self.diff
+        sides = ("replay", "original") if side == "replay" else ("original", "replay")
+        for which in sides:
+            spans = diff.original.spans if which == "original" else diff.replay.spans
+            for n, row in enumerate(diff.rows):
+                index = row.original if which == "original" else row.replay
+                if index is not None and spans[index].span_id == span_id:
+                    return n
+        return None
+
+    def jump_to_row(self, row: int) -> None:
+        """Put the aligned view's cursor on ``row`` (scrolled into view; the detail pane follows)."""
+        self._main(AlignedView).cursor_row = row
 
     # -- the cursor ---------------------------------------------------------
 
@@ -214,7 +351,7 @@ class TraceTuiApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pane and warning keys only on the loaded main screen (w too when there are no warnings: it says so)."""
-        if action in ("toggle_detail", "show_issues", "scroll_detail"):
+        if action in ("toggle_detail", "show_issues", "scroll_detail", "triage", "label"):
             if self.diff is None or self.screen is not self.screen_stack[0]:
                 return False
         return True
@@ -236,6 +373,37 @@ class TraceTuiApp(App[int]):
     def action_scroll_detail(self, lines: int) -> None:
         """Scroll the detail pane ``lines`` lines (negative: up); the aligned view keeps focus and cursor."""
         self._main(SpanDetail).scroll_relative(y=lines, animate=False, immediate=True)
+
+    def action_triage(self) -> None:
+        """Open the triage panel (the three steps, the verdict and its evidence); it closes on the row picked."""
+        if self.diff is None:
+            return
+        if self.reloading:
+            self.notify("The replay is still loading; press t again in a moment.", title="triage", markup=False)
+            return
+
+        def follow(row: int | None) -> None:
+            if row is not None:
+                self.jump_to_row(row)
+
+        self.push_screen(TriageScreen(), follow)
+
+    def action_label(self) -> None:
+        """Label the divergence under the cursor, or change or remove its label; bell on a row without one."""
+        if self.diff is None or not self.diff.rows:
+            return
+        row = self._main(AlignedView).cursor_row
+        divergence = self.diff.row_divergence[row]
+        if divergence is None:
+            self.bell()
+            self.notify("No divergence on this row: labels apply to divergences (n and p step through them).",
+                        title="label", markup=False)
+            return
+        if self.labels_error is not None:
+            self.notify(f"{visible(self.labels_error)}\nFix or remove the labels file first.",
+                        title="labels file damaged", severity="error", markup=False, timeout=12)
+            return
+        self.push_screen(LabelDialog(self.diff, row, self.label_of_row(row)), self._label_done)
 
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""

@@ -65,6 +65,8 @@ MARKS_LEGEND: tuple[tuple[str, str], ...] = (
     ("+", "only in the replay"),
     ("-", "only in the original"),
     ("▶", "the first divergence: where the replay first went another way (its type is highlighted)"),
+    ("✓✗◆?", "after the mark: a reviewer label (acceptable_alternative, new_regression, fixture_mismatch, "
+             "insufficient_spec); l sets it"),
 )
 """Gutter marks of the aligned view (``aligned_view.MARKS``, ``FIRST_MARK``)."""
 
@@ -89,7 +91,7 @@ def legend() -> Text:
             text.append(f"{mark:<{width}}", "bold")
             text.append(f"  {meaning}")
 
-    section("row marks", MARKS_LEGEND, 1)
+    section("row marks", MARKS_LEGEND, max(len(m) for m, _ in MARKS_LEGEND))
     section("detail pane", DETAIL_LEGEND, 1)
     width = max(len(name) for name in DIVERGENCE_HELP)
     section("divergence types", DIVERGENCE_HELP.items(), width)

@@ -7,9 +7,9 @@ touches, so it opens 100k rows as fast as 10.
 
 Row layout (cells)::
 
-    NNN▶M original-side-label............ │ replay-side-label............. divergence_type
-    row mark (~ changed, + replay only, - original only, blank equal);
-    ▶ only on the first divergence's row
+    NNN▶ML original-side-label........... │ replay-side-label............. divergence_type
+    row mark M (~ changed, + replay only, - original only, blank equal);
+    ▶ only on the first divergence's row; L a reviewer label's mark (``LABEL_MARKS``), else blank
 """
 
 from __future__ import annotations
@@ -53,6 +53,19 @@ MARKS = {EQUAL: " ", CHANGED: "~", EXTRA: "+", MISSING: "-"}
 
 FIRST_MARK = "▶"
 """Drawn between the row number and the mark of the first divergence's row, so it stands out from the others."""
+
+LABEL_MARKS = {
+    "acceptable_alternative": ("✓", "label-acceptable"),
+    "new_regression": ("✗", "label-regression"),
+    "fixture_mismatch": ("◆", "label-fixture"),
+    "insufficient_spec": ("?", "label-spec"),
+}
+"""Reviewer label (``tracetui.core.labels.LABELS``) -> (mark drawn after the row mark, component class suffix).
+
+One glyph per label, so the label reads without colour; the detail pane names it and shows the note."""
+
+UNKNOWN_LABEL_MARK = ("●", "label-spec")
+"""Mark of a label name this version does not know (a newer sidecar)."""
 
 
 class ColumnLayout(NamedTuple):
@@ -142,6 +155,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         "aligned-view--separator",
         "aligned-view--error",
         "aligned-view--first",
+        *(f"aligned-view--{cls}" for _, cls in LABEL_MARKS.values()),
         *(f"aligned-view--kind-{k.value}" for k in SpanKind),
     }
     """Line styles, set in ``tui/app.tcss``: ``--changed``/``--extra``/``--missing``
@@ -196,6 +210,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self._first_row: int | None = None
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._palette: dict[str, Style] | None = None
+        self._labels: dict[int, str] = {}
         self.placeholder = "loading…"
         """Shown on the first line while there is no diff (a plain string, drawn literally)."""
 
@@ -216,6 +231,19 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         """Rows holding a divergence, ascending."""
         return self._divergent
 
+    @property
+    def row_labels(self) -> dict[int, str]:
+        """Reviewer label name by row (rows with a label only)."""
+        return self._labels
+
+    def set_labels(self, labels: dict[int, str]) -> None:
+        """Mark labelled rows: ``{row: label name}`` (``tracetui.core.labels.LABELS``); replaces the previous marks."""
+        if labels == self._labels:
+            return
+        self._labels = dict(labels)
+        self._strips.clear()
+        self.refresh()
+
     def set_diff(self, diff: TraceDiff) -> None:
         """Show ``diff``; the cursor goes to the first divergence (row 0 when there is none).
 
@@ -223,6 +251,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             diff: The pair's ``TraceDiff``.
         """
         self._diff = diff
+        self._labels = {}  # rows of another pair; the app sets this pair's labels
         self._divergent = sorted(diff.divergent_rows)
         first = diff.first
         self._first_row = first.row if first is not None else None
@@ -372,7 +401,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             Segment(f"{row:>{layout.number}}", line + st["fg:number"]),
             Segment(FIRST_MARK, accent + Style(bold=True)) if is_first else Segment(" ", line),
             Segment(MARKS[category], accent + Style(bold=True)),
-            Segment(" ", line),
+            self._label_mark(row, line),
         ]
         original = self._diff.original.spans[aligned.original] if aligned.original is not None else None
         replay = self._diff.replay.spans[aligned.replay] if aligned.replay is not None else None
@@ -388,6 +417,13 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         if layout.trailing:
             segments.append(Segment(" " * layout.trailing, line))
         return Strip(segments, width)
+
+    def _label_mark(self, row: int, line: Style) -> Segment:
+        label = self._labels.get(row)
+        if label is None:
+            return Segment(" ", line)
+        mark, cls = LABEL_MARKS.get(label, UNKNOWN_LABEL_MARK)
+        return Segment(mark, line + self._styles()[f"fg:{cls}"] + Style(bold=True))
 
     def _side(self, span: Span | None, depth: int, width: int, line: Style, tint: Style | None) -> list[Segment]:
         st = self._styles()

@@ -9,6 +9,7 @@ markup.
 Line layout::
 
     row 2 · args_mismatch · first divergence — same call, different arguments
+    label ✗ new_regression · “the date moved a day” · 2026-11-12T17:03:11Z · l: change or remove
       field              original: tool check(...)     │ replay: tool check(...)
     ~ tool.arguments     {"date":"2026-11-06"}         │ {"date":"2026-11-07"}
       not compared
@@ -24,10 +25,12 @@ from rich.text import Text
 
 from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
+from tracetui.tui.widgets.aligned_view import LABEL_MARKS, UNKNOWN_LABEL_MARK
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
+    from tracetui.core.labels import Label
     from tracetui.core.model import Span
 
 VALUE_LINES = 2
@@ -52,6 +55,7 @@ class SpanDetail(TextLines, can_focus=False):
         "span-detail--missing",
         "span-detail--muted",
         "span-detail--section",
+        "span-detail--label",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -59,6 +63,17 @@ class SpanDetail(TextLines, can_focus=False):
         self._diff: TraceDiff | None = None
         self._pair: PairFields | None = None
         self._message: Text | None = None
+        self._labels: dict[int, Label] = {}
+
+    @property
+    def labels(self) -> dict[int, Label]:
+        """Reviewer labels by row (rows with a label only)."""
+        return self._labels
+
+    def set_labels(self, labels: dict[int, Label]) -> None:
+        """Reviewer labels by aligned row; the label of the row shown appears under its title."""
+        self._labels = dict(labels)
+        self.invalidate()
 
     @property
     def pair(self) -> PairFields | None:
@@ -106,7 +121,10 @@ class SpanDetail(TextLines, can_focus=False):
 
         field_w = max(12, min(28, width // 4))
         value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR)) // 2)
-        lines = [title]
+        lines: list[Line] = [title]
+        label = self._labels.get(pf.row)
+        if label is not None:
+            lines += fold(_label_line(label, self._style("label"), muted), width, max_lines=VALUE_LINES)
         lines += self._row(" ", Text("field", muted), _side_title("original", pf.original, muted),
                            _side_title("replay", pf.replay, muted), field_w, value_w, wrap=False)
 
@@ -152,6 +170,21 @@ class SpanDetail(TextLines, can_focus=False):
              (fold(right, value_w, height), value_w)],
             [Text(), Text(" "), Text(SEPARATOR, self._style("muted")), Text()],
         )
+
+
+def _label_line(label: Label, style: Style, muted: Style) -> Text:
+    """``label ✗ new_regression · “note” · created · l: change or remove``."""
+    mark = LABEL_MARKS.get(label.label, UNKNOWN_LABEL_MARK)[0]
+    text = Text()
+    text.append("label ", muted)
+    text.append(f"{mark} {visible(label.label)}", style + Style(bold=True))
+    if label.note:
+        text.append(" · ", muted)
+        text.append(f"“{visible(' '.join(label.note.split()))}”", style)
+    if label.created:
+        text.append(f" · {visible(label.created)}", muted)
+    text.append(" · l: change or remove", muted)
+    return text
 
 
 def _side_title(side: str, span: Span | None, style: Style) -> Text:
