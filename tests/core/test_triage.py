@@ -176,3 +176,23 @@ def test_bundled_samples_get_the_verdicts_docs_triage_states(sample: str, verdic
     assert result.replayability.verdict == "replayable"
     assert result.verdict == verdict
     assert result.evidence and all(e.span_id is None or isinstance(e.span_id, str) for e in result.evidence)
+
+
+def test_reviewer_labels_show_in_triage_output(tmp_path: Path) -> None:
+    import shutil
+
+    from tracetui.core.diff import diff_traces
+    from tracetui.core.labels import Label, divergence_key, now_iso, save_label
+
+    for name in ("original.jsonl", "replay.jsonl"):
+        shutil.copy(ROOT / "sample_runs" / "scheduling" / name, tmp_path / name)
+    original, rep = read_trace(tmp_path / "original.jsonl"), read_trace(tmp_path / "replay.jsonl")
+    first = diff_traces(original, rep).first
+    assert first is not None
+    save_label(str(tmp_path / "replay.jsonl"), Label(divergence_key(first), "acceptable_alternative", "the fix", now_iso(),
+                                                     first.type.value, first.original.span_id, first.replay.span_id))
+    code, out, _ = cli("triage", str(tmp_path / "original.jsonl"), str(tmp_path / "replay.jsonl"))
+    assert code == 0 and 'label replay.jsonl row 2 input_mismatch: acceptable_alternative "the fix"' in out
+    code, out, _ = cli("triage", str(tmp_path / "original.jsonl"), str(tmp_path / "replay.jsonl"), "--format", "json")
+    labels = orjson.loads(out)["reproduction"]["per_trial"][0]["labels"]
+    assert labels == [{"row": 2, "type": "input_mismatch", "label": "acceptable_alternative", "note": "the fix"}]

@@ -112,21 +112,43 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         replays = _load_replays(args.replays)
     result = triage(original, replays, failing_span=args.failing_span)
+    labels = _trial_labels(result, err)
     if args.format == "json":
         doc = triage_json(result)
+        for entry, found in zip(doc["reproduction"]["per_trial"] if doc["reproduction"] else [], labels, strict=False):
+            entry["labels"] = found
         doc["original"] = args.original
         doc["replays"] = list(args.replays) if not args.agent else ([kept] if kept else [])
         out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
         return EXIT_OK
-    _print(result, original, replays, args, kept, out)
+    _print(result, original, replays, args, kept, out, labels)
     return EXIT_OK
+
+
+def _trial_labels(result: Any, err: TextIO) -> list[list[dict[str, Any]]]:
+    """Per trial, the reviewer labels of its divergences (docs/labels-and-batch.md): ``[{"row",
+    "type", "label", "note"}]``, the first divergence's first. A damaged sidecar is a warning."""
+    from tracetui.core.errors import ReadError
+    from tracetui.core.labels import labels_for, load_labels, replay_ref
+
+    out: list[list[dict[str, Any]]] = []
+    for t in (result.reproduction.per_trial if result.reproduction else []):
+        try:
+            labels = load_labels(replay_ref(t.diff.replay))
+        except ReadError as exc:
+            print(f"tracetui: warning: reviewer labels not shown: {exc}", file=err)
+            labels = {}
+        found = labels_for(t.diff, labels)
+        out.append([{"row": t.diff.divergences[i].row, "type": lab.type, "label": lab.label, "note": lab.note}
+                    for i, lab in sorted(found.items())])
+    return out
 
 
 _STATE = {"passed": "done", "failed": "FAILED", "pending": "pending", "skipped": "skipped"}
 
 
 def _print(result: Any, original: Trace, replays: list[Trace], args: argparse.Namespace, kept: str | None,
-           out: TextIO) -> None:
+           out: TextIO, labels: list[list[dict[str, Any]]]) -> None:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     names = {s.span_id: s.name for s in original.spans}
     rnames = {s.span_id: s.name for r in replays for s in r.spans}
@@ -144,6 +166,11 @@ def _print(result: Any, original: Trace, replays: list[Trace], args: argparse.Na
             p(f"   - {where}{safe(e.reason)}")
         if len(shown) > 12:
             p(f"   ... and {len(shown) - 12} more (--format json lists them all)")
+        if step.number == 2:
+            for t, found in zip(result.reproduction.per_trial if result.reproduction else [], labels, strict=False):
+                for lab in found:
+                    note = f' "{safe(lab["note"])}"' if lab["note"] else ""
+                    p(f"   label {t.label} row {lab['row']} {lab['type']}: {lab['label']}{note}")
     p("")
     if result.verdict is None:
         p("verdict: none yet" + ("" if result.replayability.verdict == "not_replayable" else
