@@ -249,7 +249,7 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
         elif r.error is not None:
             head = f"agent raised {type(r.error).__name__}" + (" (the original run did not fail)" if r.new_failure else "")
         else:
-            head = "completed"
+            head = "completed" + ("" if r.reproduces else " on another path than the original's")
         llm = f"LLM outputs served {o.llm_served}" if args.llm == "frozen" else f"model calls {o.model_calls}"
         p(f"trial {r.trial}: {head}; reads served {o.served}, misses {o.misses}, writes intercepted {len(o.writes)}, "
           f"{llm}, live calls {o.live_calls}")

@@ -403,6 +403,9 @@ def assess(trace: Trace, *, tool_schema_hash: str | None = None) -> Replayabilit
     ctx = _Ctx(trace, spans, header)
     ctx.index = dict(zip(map(_SPAN_ID, spans), range(len(spans)), strict=True))
     _run_level(ctx, tool_schema_hash)
+    if not spans:
+        ctx.raws.append(_Raw(None, "no_spans", "not_replayable", "spans",
+                             "the run holds no spans (only a header): nothing was recorded, or the file was cut"))
     _structure(ctx)
     _spans(ctx)
     return _finish(ctx)

@@ -166,11 +166,23 @@ def _call(span: Span) -> tuple[str, str, str] | None:
         return ("retrieval", str(d.get("index") or span.name), args_hash(key))
     if span.kind is SpanKind.DECISION:
         return ("decision", str(d.get("decision") or span.name), args_hash(d.get("value")))
+    if span.kind is SpanKind.LLM:
+        return ("llm", "", args_hash(_asked(d.get("output"))))
     return None
 
 
+def _asked(output: Any) -> Any:
+    """What an LLM answer decided: the tool calls it asked for (names and arguments), or ``"text"``
+    for a final answer. The wording of a text answer is not compared (a model in the loop rephrases)."""
+    calls = output.get("tool_calls") if isinstance(output, dict) else None
+    if calls:
+        return [[c.get("name"), c.get("arguments")] if isinstance(c, dict) else c for c in calls]
+    return "text"
+
+
 def call_path(trace: Trace, *, until_seq: int | None = None) -> list[tuple[tuple[str, str, str], Span]]:
-    """Tool and retrieval calls and decisions of a run in seq order (up to ``until_seq`` included)."""
+    """The run's path in seq order (up to ``until_seq`` included): tool and retrieval calls with
+    their canonical arguments, decisions with their values, and what each LLM answer asked for."""
     out = []
     for s in sorted(trace.spans, key=lambda s: s.seq):
         if until_seq is not None and s.seq > until_seq:
@@ -192,6 +204,12 @@ def _failed(span: Span | None) -> bool:
 
 def _describe_call(span: Span) -> str:
     d = span.data
+    if span.kind is SpanKind.LLM:
+        asked = _asked(d.get("output"))
+        if asked == "text":
+            return f"{span.name} answering in text"
+        return f"{span.name} asking for " + ", ".join(f"{c[0]} {_short(c[1], 50)}" if isinstance(c, list) else str(c)
+                                                     for c in asked)
     if span.kind is SpanKind.TOOL:
         return f"{d.get('tool_name') or span.name} {_short(d.get('arguments'))}"
     if span.kind is SpanKind.DECISION:
@@ -224,6 +242,11 @@ def failure_anchor(original: Trace, failing_span: str | None = None) -> tuple[Sp
             raise TriageError(f"{original.path}: no span {failing_span!r} (--failing-span takes a span id of ORIGINAL; "
                               "`tracetui show` and the TUI detail pane show them)")
         what = "failed" if _failed(span) else "is the failure named"
+        if span.kind is SpanKind.LLM:
+            out = span.data.get("output")
+            text = out.get("content") if isinstance(out, dict) else out
+            if text:
+                what += f": {_short(text, 90)}"
         return span, Evidence(span.span_id, f"{span.name} {what} (--failing-span)")
     root = _root(original)
     llms = [s for s in original.spans if s.kind is SpanKind.LLM]
@@ -388,7 +411,21 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
     """
     rep = assess(original, tool_schema_hash=tool_schema_hash)
     anchor, failure = failure_anchor(original, failing_span)
-    trials = [_trial(original, r, anchor, _label(r)) for r in replays]
+    notes: list[Evidence] = []
+    comparable: list[Trace] = []
+    for r in replays:
+        if not r.spans:
+            raise TriageError(f"{_label(r)}: the replay holds no spans; nothing to compare (was it cut, or still "
+                              "being written?)")
+        other = _other_input(original, r)
+        if other:
+            notes.append(Evidence(None, f"{_label(r)} is not a replay of this run ({other}): left out of step 2",
+                                  side="replay"))
+        else:
+            comparable.append(r)
+    if replays and not comparable:
+        raise TriageError("no REPLAY replays ORIGINAL: " + "; ".join(n.reason for n in notes))
+    trials = [_trial(original, r, anchor, _label(r)) for r in comparable]
     reproduction = Reproduction(len(trials), sum(t.reproduced for t in trials), trials) if trials else None
 
     hard = [f for f in rep.findings if f.severity == "not_replayable"]
@@ -403,7 +440,7 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
                      f"reproduced in {reproduction.reproduced} of {reproduction.trials} trial"
                      f"{'s' if reproduction.trials != 1 else ''}",
                      [Evidence(t.at.span_id if t.at else None, f"{t.label}: {t.reason}",
-                               side=t.at.side if t.at else "replay") for t in trials])
+                               side=t.at.side if t.at else "replay") for t in trials] + notes)
 
     verdict, evidence, why = _verdict(original, rep, hard, reproduction, anchor, failure)
     if verdict is None:
@@ -414,6 +451,23 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
     summary = f"{verdict}: {why}" if verdict else (
         "not replayable" if hard else f"replayability {rep.verdict}; replay it to go on")
     return TriageResult(verdict, rep, reproduction, evidence, failure, [step1, step2, step3], summary)
+
+
+def _other_input(original: Trace, replay: Trace) -> str:
+    """Why ``replay`` is not a replay of ``original`` (its run input or agent differs), or ""."""
+    def run_input(t: Trace) -> Any:
+        if "input" in t.header:
+            return t.header["input"]
+        root = _root(t)
+        return root.data.get("input") if root is not None and root.kind is SpanKind.AGENT else None
+
+    a, b = run_input(original), run_input(replay)
+    if a is not None and b is not None and canonical_json(a) != canonical_json(b):
+        return "its run input differs"
+    agents = original.header.get("agent"), replay.header.get("agent")
+    if all(isinstance(x, str) for x in agents) and agents[0] != agents[1]:
+        return f"another agent: {agents[1]} instead of {agents[0]}"
+    return ""
 
 
 def _label(replay: Trace) -> str:
@@ -448,6 +502,9 @@ def _verdict(original: Trace, rep: Replayability, hard: list[Any], reproduction:
     trials = reproduction.per_trial
     k, n = reproduction.reproduced, reproduction.trials
     anchor_seq = None if anchor is None or anchor.parent_id is None else anchor.seq
+    if anchor_seq is None and failure is not None and failure.span_id is not None:
+        claim = next((s for s in original.spans if s.span_id == failure.span_id), None)
+        anchor_seq = claim.seq if claim is not None and claim.parent_id is not None else None
     changed = [t for t in trials if not t.reproduced and t.config_change]
     if changed:
         t = changed[0]
