@@ -81,6 +81,9 @@ class TraceTuiApp(App[int]):
         Binding("l", "label", "Label", id="label",
                 tooltip="Label the divergence under the cursor (acceptable_alternative, new_regression, "
                 "fixture_mismatch, insufficient_spec) with a note, or change or remove its label"),
+        Binding("g", "promote", "Promote", id="promote", show=False,
+                tooltip="Promote the original run to a golden case: a redacted minimal fixture, a contract derived "
+                "from the run and the replay (editable), provenance; written to golden/NAME/"),
         # Not in the footer (it would crowd out the others at 80 columns): the status line says
         # "press w" when there are warnings, and the help lists it.
         Binding("w", "show_issues", "Warnings", show=False, id="show-issues",
@@ -404,6 +407,25 @@ class TraceTuiApp(App[int]):
                         title="labels file damaged", severity="error", markup=False, timeout=12)
             return
         self.push_screen(LabelDialog(self.diff, row, self.label_of_row(row)), self._label_done)
+
+    def action_promote(self) -> None:
+        """Open the promotion dialog on the pair shown (the original as the failing run, the replay as the fix)."""
+        if self.diff is None:
+            return
+        from tracetui.core.golden.promote import PromotedCase
+        from tracetui.tui.screens.promote_dialog import PromoteDialog, promoted_message
+
+        try:
+            dialog = PromoteDialog.for_pair(self.diff.original, self.diff.replay)
+        except TracetuiError as exc:
+            self.notify(visible(str(exc)), title="promote", severity="error", markup=False, timeout=12)
+            return
+
+        def done(case: PromotedCase | None) -> None:
+            if case is not None:
+                self.notify(visible(promoted_message(case)), title="golden case", markup=False, timeout=12)
+
+        self.push_screen(dialog, done)
 
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""
