@@ -56,7 +56,7 @@ def test_readme_tracetui_commands_name_existing_files_and_run(tmp_path: Path, mo
             path = w.lstrip("@").split(":", 1)[0]
             if path.startswith("sample_runs/"):
                 assert (ROOT / path).exists(), w
-        if argv[0] in ("diff", "record", "replay", "triage"):
+        if argv[0] in ("diff", "record", "replay", "triage", "promote", "golden"):
             assert main(argv) in (0, 1), argv
 
 

@@ -22,7 +22,7 @@ EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_ERROR = 2
 
-COMMANDS = ("view", "diff", "show", "convert", "record", "replay", "triage")
+COMMANDS = ("view", "diff", "show", "convert", "record", "replay", "triage", "golden", "promote")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
             "                                      run an agent live, record its trace (redacted before writing)\n"
             "  tracetui replay TRACE AGENT --out REPLAY.jsonl\n"
             "                                      replay it offline: reads from the recording, writes intercepted\n"
-            "  tracetui triage ORIGINAL [REPLAY...] replayable? does the failure come back? model or data?\n\n"
+            "  tracetui triage ORIGINAL [REPLAY...] replayable? does the failure come back? model or data?\n"
+            "  tracetui promote ORIGINAL [REPLAY] --to golden/\n"
+            "                                      make the failure a golden-set case: fixture + contract\n"
+            "  tracetui golden run golden/ --agent AGENT\n"
+            "                                      run the golden set (exit 0 pass, 1 fail, 2 error)\n\n"
             "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -114,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     from tracetui.cli.triage_cmd import add_parser as add_triage
 
     add_triage(sub)
+    from tracetui.cli.golden_cmd import add_parser as add_golden
+
+    add_golden(sub)
+    from tracetui.cli.promote_cmd import add_parser as add_promote
+
+    add_promote(sub)
     return parser
 
 
@@ -158,6 +168,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli.commands import run_convert
 
             return run_convert(args, out, err)
+        if args.command == "golden":
+            from tracetui.cli.golden_cmd import run_golden
+
+            return run_golden(args, out, err)
+        if args.command == "promote":
+            from tracetui.cli.promote_cmd import run_promote
+
+            return run_promote(args, out, err)
         if args.command == "triage":
             from tracetui.cli.triage_cmd import run_triage
 
