@@ -63,8 +63,10 @@ def test_promote_subscription_pause_text(tmp_path: Path) -> None:
     assert read_trace(case / "trace.jsonl").issues == []
 
 
-def test_promote_json_and_options(tmp_path: Path) -> None:
-    """--format json; --name, --failure, --owner, --mode, --agent, --seed-file all land in case.yaml."""
+def test_promote_json_and_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--format json; --name, --failure, --owner, --mode, --agent, --seed-file all land in case.yaml.
+    The agent is loaded (its SENSITIVE_FIELDS are redacted), so it is named from the checkout."""
+    (tmp_path / "sample_runs").symlink_to(SCHED.parent)
     code, out, err = _cli(str(SCHED / "original.jsonl"), str(SCHED / "fixture.jsonl"), "--to", "g", "--name",
                           "Friday not offered", "--failure", "the agent apologised without checking Friday",
                           "--owner", "ana", "--mode", "strict", "--agent", "sample_runs/scheduling/agent.py:run",

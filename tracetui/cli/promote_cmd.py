@@ -48,7 +48,13 @@ def _redactor(args: argparse.Namespace, err: TextIO) -> Any:
     class _NoAgent:
         sensitive_fields: dict[str, list[str]] = {}
 
-    return harness_redactor(args, _NoAgent(), create=True, err=err)
+    spec: Any = _NoAgent()
+    if getattr(args, "agent", None):
+        # the fields the agent's tools declare sensitive are redacted too, as when recording
+        from tracetui.core.harness.agent import load_agent
+
+        spec = load_agent(args.agent)
+    return harness_redactor(args, spec, create=True, err=err)
 
 
 def run_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -349,3 +349,30 @@ def test_a_recorded_keyerror_replays_with_the_same_message() -> None:
     assert isinstance(replayed, KeyError) and str(replayed) == str(live) == "'2026-12-03'"
     timeout = _recorded_error("report", "TimeoutError", {"message": "timed out after 30 s"})
     assert isinstance(timeout, TimeoutError) and str(timeout) == "timed out after 30 s"
+
+
+def test_a_fixture_that_raises_is_the_tool_failing_not_a_lost_call(bank: Any, tmp_path: Path) -> None:
+    out, _ = rec(bank, tmp_path)
+
+    class Refusing:
+        def seed(self, tool: str, arguments: Any, output: Any) -> None:
+            pass
+
+        def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
+            if tool == "lookup_customer":
+                return {"customer_id": "CU-1", "email": "x"}
+            if tool == "get_balance":
+                return {"account": "A1", "balance": 1}
+            raise ValueError("insufficient funds in A1")
+
+        def state(self) -> Any:
+            return {}
+
+    bank.fixture_factory = Refusing
+    (run,) = rep(bank, out, tmp_path, mode="fixture").runs
+    assert sum(live(bank).values()) == 0
+    assert isinstance(run.error, ValueError) and str(run.error) == "insufficient funds in A1"
+    assert [w["tool"] for w in run.outcome.writes] == ["transfer"]
+    transfer = next(s for s in read_trace(tmp_path / "replay.jsonl").spans if s.data.get("tool_name") == "transfer")
+    assert transfer.status is Status.ERROR and transfer.error_type == "ValueError"
+    assert transfer.data["output"]["message"] == "insufficient funds in A1"

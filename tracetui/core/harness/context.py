@@ -242,6 +242,10 @@ class Session:
                 exc = self._miss(tool, red_args, key, 0, span_id, seq,
                                  why=f"the fixture has no answer for it ({detail})")
                 return self._diverge(span_id, seq, start, kind, name, data, out_field, exc, "miss")
+            except Exception as err:  # the fixture answered with a failure, as the live tool would
+                self.outcome.served += 1
+                self._fixture_failure(span_id, seq, start, kind, name, data, out_field, tool, err, {})
+                raise
             self.outcome.served += 1
             data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
             if kind is SpanKind.TOOL:
@@ -351,6 +355,15 @@ class Session:
                 source = "simulated"
                 self.outcome.notes.append(f"write #{position} {name}: the fixture cannot apply it; "
                                           "a simulated success was returned and the state is unchanged")
+            except Exception as err:  # the fixture refused the write, as the live tool would: a failed span
+                intent["source"] = "fixture"
+                self.outcome.writes.append(intent)
+                for change in state_changes(before, snapshot(self.fixture)):
+                    change["by"] = {"position": position, "tool": name, "span_id": span_id}
+                    self.outcome.changes.append(change)
+                self._fixture_failure(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output",
+                                      name, err, attrs)
+                raise
             for change in state_changes(before, snapshot(self.fixture)):
                 change["by"] = {"position": position, "tool": name, "span_id": span_id}
                 self.outcome.changes.append(change)
@@ -373,6 +386,17 @@ class Session:
         data["output_truncated"] = False
         self._emit(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, attributes=attrs)
         return _copy(output)
+
+    def _fixture_failure(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
+                         out_field: str, tool: str, err: Exception, attrs: dict[str, Any]) -> None:
+        """Write the span of a call the fixture answered by raising (not ``LookupError``): a failed
+        tool or retrieval span, as the live tool's failure is recorded; the exception goes on to the agent."""
+        data[out_field] = self.redactor.value({"error_type": type(err).__name__, "message": str(err)}, tool=tool)
+        if kind is SpanKind.TOOL:
+            data["output_truncated"] = False
+        attrs = {**attrs, "replay.source": "fixture"}
+        self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(err).__name__,
+                   attributes=attrs)
 
     # ---- LLM --------------------------------------------------------------------------------
     def llm(self, messages: Any, model: str, prompt_id: str | None, prompt_version: str | None,
