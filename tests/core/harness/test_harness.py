@@ -369,6 +369,7 @@ def test_a_fixture_that_raises_is_the_tool_failing_not_a_lost_call(bank: Any, tm
             return {}
 
     bank.fixture_factory = Refusing
+    bank.run.__globals__["reset"]()
     (run,) = rep(bank, out, tmp_path, mode="fixture").runs
     assert sum(live(bank).values()) == 0
     assert isinstance(run.error, ValueError) and str(run.error) == "insufficient funds in A1"
