@@ -333,7 +333,8 @@ def loads_contract(text: str, path: str = "contract.yaml") -> Contract:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         loc = f" (line {mark.line + 1})" if mark is not None else ""
-        raise GoldenCaseError(path, f"not valid YAML{loc}: {getattr(exc, 'problem', None) or exc}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, no raw newlines
+        raise GoldenCaseError(path, f"not valid YAML{loc}: {problem}") from None
     if not isinstance(raw, Mapping):
         raise GoldenCaseError(path, f"must be a YAML mapping with `schema: {SCHEMA}` and clause sections, "
                                     f"not {_kind(raw)}")

@@ -481,6 +481,7 @@ def derive_contract(original: Trace, replay: Trace | None = None) -> Derivation:
             touched = [c.get("path", "") for c in changes if isinstance(c, Mapping) and isinstance(c.get("path"), str)]
             if isinstance(state, Mapping):
                 kept_unchanged = 0
+                skipped = 0
                 for top, sub in state.items():
                     if not isinstance(sub, Mapping) or not _plain_key(top):
                         continue
@@ -490,11 +491,15 @@ def derive_contract(original: Trace, replay: Trace | None = None) -> Derivation:
                                                       for t in touched):
                             continue
                         if kept_unchanged >= _MAX_FINAL_STATE:
-                            break
+                            skipped += 1
+                            continue
                         kept_unchanged += 1
                         cid = _unique(_id("unchanged", p), seen)
                         final_state.append({"id": cid, "path": p, "unchanged": True})
                         why[cid] = "the fixed run changed nothing there (collateral damage guard)"
+                if skipped:
+                    notes.append(f"final_state: {kept_unchanged} `unchanged` guards written (the first in state "
+                                 f"order); {skipped} other untouched entries have none: add the ones that matter")
 
     if must and not failure_parts:
         m = must[0]

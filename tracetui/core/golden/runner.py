@@ -134,7 +134,7 @@ def _read_case_yaml(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise GoldenCaseError(path, f"cannot be read: {exc.strerror or exc}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise GoldenCaseError(path, f"not valid YAML: {exc}") from None
+        raise GoldenCaseError(path, "not valid YAML: " + " ".join(str(exc).split())) from None
     if not isinstance(raw, Mapping):
         raise GoldenCaseError(path, f"must be a YAML mapping (schema: {CASE_SCHEMA}, name, mode, ...)")
     meta = {str(k): v for k, v in raw.items()}
@@ -413,6 +413,8 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
         notes.append(f"{ref} declares no MODEL: replayed with the recorded LLM outputs (--llm frozen)")
     tmpdir = None
     if keep is not None:
+        if os.path.exists(keep) and not os.path.isdir(keep):
+            return _error(case, f"--keep {keep} is a file, not a folder: name a folder for the replay traces")
         os.makedirs(keep, exist_ok=True)
         out = os.path.join(keep, f"{_safe_name(os.path.basename(os.path.normpath(case.path)))}.jsonl")
     else:
