@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple, Sequence
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
@@ -30,9 +30,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
+from textual.worker import get_current_worker
 
 from tracetui.core.model import Span, SpanKind
 from tracetui.tui.formatting import BADGE_WIDTH, KIND_BADGES, fit, span_label, visible
+from tracetui.tui.search import SearchIndex, SpanLookupError, find_span, step_match
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
@@ -181,6 +183,16 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("pageup", "page(-1)", "Page up", show=False, id="page-up", tooltip="Cursor up one screenful"),
         Binding("home", "first_row", "First row", show=False, id="first-row", tooltip="Cursor to the first row"),
         Binding("end", "last_row", "Last row", show=False, id="last-row", tooltip="Cursor to the last row"),
+        Binding("slash", "search", "Search", show=False, id="search",
+                tooltip="Search span names, tool names, arguments and outputs (both sides, any case)"),
+        Binding("right_square_bracket", "step_match(1)", "Next match", show=False, id="next-match",
+                tooltip="Cursor to the next search match (wraps around)"),
+        Binding("left_square_bracket", "step_match(-1)", "Prev match", show=False, id="previous-match",
+                tooltip="Cursor to the previous search match (wraps around)"),
+        Binding("v", "filter_divergent", "Divergent only", show=False, id="filter-divergent",
+                tooltip="Show only the divergent rows, or all rows again"),
+        Binding("colon", "jump_to_span", "Jump to span", show=False, id="jump-to-span",
+                tooltip="Cursor to a span by its id, or the first characters of it (either side)"),
     ]
     """Navigation keys; ``inherit_bindings=False`` drops ScrollView's own scrolling keys."""
 
@@ -203,6 +215,14 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
 
         row: int
 
+    @dataclass
+    class _SearchDone(Message):
+        """The search worker found ``rows`` holding ``term`` in ``index``."""
+
+        index: SearchIndex
+        term: str
+        rows: list[int]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._diff: TraceDiff | None = None
@@ -211,6 +231,15 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._palette: dict[str, Style] | None = None
         self._labels: dict[int, str] = {}
+        self._shown: list[int] | None = None  # the divergent-only filter: rows shown, ascending (None: all rows)
+        self._index: SearchIndex | None = None
+        self._visible_matches: list[int] | None = None
+        self.search_term = ""
+        """The last search submitted (as typed)."""
+        self.search_matches: list[int] = []
+        """Rows matching ``search_term``, ascending (every row, shown or filtered out)."""
+        self.message = ""
+        """The last thing a search, filter or jump said (also shown as a notification)."""
         self.placeholder = "loading…"
         """Shown on the first line while there is no diff (a plain string, drawn literally)."""
 
@@ -252,6 +281,10 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         """
         self._diff = diff
         self._labels = {}  # rows of another pair; the app sets this pair's labels
+        self._shown = None
+        self._index = None
+        self._visible_matches = None
+        self.search_matches = []
         self._divergent = sorted(diff.divergent_rows)
         first = diff.first
         self._first_row = first.row if first is not None else None
@@ -265,38 +298,95 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self.call_after_refresh(self._scroll_to_row, target, center=True)
         self.post_message(self.RowHighlighted(target))
 
+    # -- lines: the rows shown (all, or the divergent ones under the filter) ----
+
+    @property
+    def filtered(self) -> bool:
+        """True while only the divergent rows are shown (``v``)."""
+        return self._shown is not None
+
+    @property
+    def line_count(self) -> int:
+        """Lines of the view: the rows shown."""
+        return len(self._shown) if self._shown is not None else self.row_count
+
+    def row_at_line(self, line: int) -> int | None:
+        """The row drawn on content line ``line`` (0 = the first row shown), or None past the end."""
+        if not 0 <= line < self.line_count:
+            return None
+        return self._shown[line] if self._shown is not None else line
+
+    def line_of_row(self, row: int) -> int | None:
+        """The content line drawing ``row``, or None when the filter hides it."""
+        if self._shown is None:
+            return row if 0 <= row < self.row_count else None
+        i = bisect_left(self._shown, row)
+        return i if i < len(self._shown) and self._shown[i] == row else None
+
+    def _nearest_line(self, row: int) -> int:
+        """The line of ``row``, or of the shown row nearest to it (the one below on a tie)."""
+        line = self.line_of_row(row)
+        if line is not None or self._shown is None:
+            return line if line is not None else max(0, min(row, self.row_count - 1))
+        i = bisect_left(self._shown, row)
+        if i >= len(self._shown):
+            return len(self._shown) - 1
+        if i > 0 and row - self._shown[i - 1] < self._shown[i] - row:
+            return i - 1
+        return i
+
     # -- cursor -------------------------------------------------------------
 
     def validate_cursor_row(self, row: int) -> int:
         return max(0, min(row, self.row_count - 1))
 
     def watch_cursor_row(self, old: int, new: int) -> None:
-        self.refresh_line(old)  # content rows: ScrollView subtracts the scroll offset
-        self.refresh_line(new)
-        self._scroll_to_row(new, center=abs(new - old) > 1)
+        if self._shown is not None and self.line_of_row(new) is None:
+            # Put there from elsewhere (a jump, the triage panel, the pair screen): show every row again.
+            self._set_filter(None, f"showing all {self.row_count:,} rows: row {new} is not divergent")
+            self.call_after_refresh(self._scroll_to_row, new, center=True)
+        old_line, new_line = self.line_of_row(old), self.line_of_row(new)
+        if old_line is not None:
+            self.refresh_line(old_line)  # content rows: ScrollView subtracts the scroll offset
+        if new_line is not None:
+            self.refresh_line(new_line)
+        jump = old_line is None or new_line is None or abs(new_line - old_line) > 1
+        self._scroll_to_row(new, center=jump)
         self.post_message(self.RowHighlighted(new))
 
     def _scroll_to_row(self, row: int, *, center: bool = False) -> None:
+        line = self._nearest_line(row)
         top = int(self.scroll_offset.y)
-        on_screen = top <= row < top + self.scrollable_content_region.height
+        on_screen = top <= line < top + self.scrollable_content_region.height
         # Jumps land mid-screen so the rows leading to a divergence are in view.
-        self.scroll_to_region(Region(0, row, 1, 1), animate=False, center=center and not on_screen, immediate=True)
+        self.scroll_to_region(Region(0, line, 1, 1), animate=False, center=center and not on_screen, immediate=True)
+
+    def _move_lines(self, delta: int) -> None:
+        count = self.line_count
+        if not count:
+            return
+        line = max(0, min(self._nearest_line(self.cursor_row) + delta, count - 1))
+        row = self.row_at_line(line)
+        if row is not None:
+            self.cursor_row = row
 
     def action_move(self, delta: int) -> None:
-        """Move the cursor ``delta`` rows (negative: up)."""
-        self.cursor_row += delta
+        """Move the cursor ``delta`` rows shown (negative: up)."""
+        self._move_lines(delta)
 
     def action_page(self, direction: int) -> None:
         """Move the cursor one screenful down (1) or up (-1)."""
-        self.cursor_row += direction * max(1, self.scrollable_content_region.height - 1)
+        self._move_lines(direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_first_row(self) -> None:
-        """Cursor to the first row."""
-        self.cursor_row = 0
+        """Cursor to the first row shown."""
+        row = self.row_at_line(0)
+        self.cursor_row = row if row is not None else 0
 
     def action_last_row(self) -> None:
-        """Cursor to the last row."""
-        self.cursor_row = self.row_count - 1
+        """Cursor to the last row shown."""
+        row = self.row_at_line(self.line_count - 1)
+        self.cursor_row = row if row is not None else self.row_count - 1
 
     def action_first_divergence(self) -> None:
         """Cursor to the first divergence (``TraceDiff.first``); bell when the traces agree."""
@@ -330,11 +420,154 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         offset = event.get_content_offset(self)
         if offset is None or self._diff is None:
             return
-        row = int(self.scroll_offset.y) + offset.y
-        if 0 <= row < self.row_count:
+        row = self.row_at_line(int(self.scroll_offset.y) + offset.y)
+        if row is not None:
             self.cursor_row = row
             if event.chain >= 2:
                 self.post_message(self.RowSelected(row))
+
+    # -- finding things: the divergent-only filter, search, jump to a span id --
+
+    def _say(self, message: str, title: str, *, severity: str = "information") -> None:
+        self.message = message
+        self.app.notify(visible(message), title=title, severity=severity, markup=False)  # type: ignore[arg-type]
+
+    def _set_filter(self, shown: list[int] | None, message: str) -> None:
+        """Show only ``shown`` rows (ascending), or every row (None); keep the cursor's row in view."""
+        self._shown = shown
+        self._visible_matches = None
+        self.virtual_size = Size(0, self.line_count)
+        self.refresh()
+        self._say(message, "filter")
+
+    def action_filter_divergent(self) -> None:
+        """Show only the divergent rows (the cursor goes to the nearest one), or every row again."""
+        if self._diff is None:
+            return
+        if self._shown is None:
+            if not self._divergent:
+                self.app.bell()
+                self._say("no divergent rows: nothing to filter", "filter")
+                return
+            self._set_filter(list(self._divergent),
+                             f"showing only the {len(self._divergent):,} divergent rows (not their parents); "
+                             "v shows all rows")
+        else:
+            self._set_filter(None, f"showing all {self.row_count:,} rows")
+        target = self.row_at_line(self._nearest_line(self.cursor_row))
+        if target is None:
+            return
+        if target != self.cursor_row:
+            self.cursor_row = target
+        self.call_after_refresh(self._scroll_to_row, target, center=True)
+
+    def action_search(self) -> None:
+        """Open the search bar; the text index starts building meanwhile (once per pair)."""
+        if self._diff is None:
+            return
+        from tracetui.tui.screens.search_bar import SEARCH, SearchBar
+
+        if self._index is None or self._index.diff is not self._diff:
+            self._index = SearchIndex(self._diff)
+        if not self._index.complete:
+            self._search(self._index, None)
+        self.app.push_screen(SearchBar(SEARCH, self.search_term), self._search_submitted)
+
+    def _search_submitted(self, term: str | None) -> None:
+        if term is None or self._diff is None:
+            return
+        if not term.strip():
+            return
+        if self._index is None or self._index.diff is not self._diff:
+            self._index = SearchIndex(self._diff)
+        self.search_term = term
+        if self._index.streaming:  # too big to keep: this search scans every span again
+            self._say(f"searching {self.row_count:,} rows for {term!r}…", "search")
+        self._search(self._index, term)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, index: SearchIndex, term: str | None) -> None:
+        """Build ``index`` (resuming a cancelled build), then find ``term`` and post ``_SearchDone``."""
+        worker = get_current_worker()
+        if term is None:
+            index.build(lambda: worker.is_cancelled)
+            return
+        rows = index.find(term, lambda: worker.is_cancelled)
+        if rows is not None:
+            self.post_message(self._SearchDone(index, term, rows))
+
+    @on(_SearchDone)
+    def _search_done(self, message: _SearchDone) -> None:
+        message.stop()
+        if message.index is not self._index or message.term != self.search_term:
+            return  # another pair or another search since
+        self.search_matches = message.rows
+        self._visible_matches = None
+        if not message.rows:
+            self.app.bell()
+            self._say(f"no match for {message.term!r}", "search", severity="warning")
+            return
+        self._step_match(1)
+
+    def _matches_shown(self) -> list[int]:
+        if self._shown is None:
+            return self.search_matches
+        if self._visible_matches is None:
+            self._visible_matches = [r for r in self.search_matches if self.line_of_row(r) is not None]
+        return self._visible_matches
+
+    def action_step_match(self, direction: int) -> None:
+        """Cursor to the next (1) or previous (-1) match of the last search, wrapping around."""
+        if self._diff is None:
+            return
+        if not self.search_term:
+            self.app.bell()
+            self._say("no search yet: press / to search", "search")
+            return
+        if self._index is None or self._index.diff is not self._diff:  # a new pair since: search it again
+            self._search_submitted(self.search_term)
+            return
+        if not self.search_matches:
+            self.app.bell()
+            self._say(f"no match for {self.search_term!r}", "search", severity="warning")
+            return
+        self._step_match(direction)
+
+    def _step_match(self, direction: int) -> None:
+        matches = self._matches_shown()
+        step = step_match(matches, self.cursor_row, direction)
+        if step is None:
+            self.app.bell()
+            self._say(f"{len(self.search_matches):,} matches for {self.search_term!r}, none among the divergent "
+                      "rows shown; v shows all rows", "search")
+            return
+        row, wrapped = step
+        self.cursor_row = row
+        where = bisect_left(matches, row) + 1
+        note = (" (wrapped)" if wrapped else "") + (" among the rows shown" if self._shown is not None else "")
+        self._say(f"match {where:,} of {len(matches):,} for {self.search_term!r}{note}", "search")
+
+    def action_jump_to_span(self) -> None:
+        """Open the bar in span-id mode: enter puts the cursor on that span's row."""
+        if self._diff is None:
+            return
+        from tracetui.tui.screens.search_bar import SPAN, SearchBar
+
+        self.app.push_screen(SearchBar(SPAN), self.jump_to_span)
+
+    def jump_to_span(self, query: str | None) -> None:
+        """Cursor to the row of the span whose id is, or uniquely starts with, ``query`` (either side);
+        a notification says why when there is none or several."""
+        if query is None or self._diff is None or not query.strip():
+            return
+        try:
+            hit = find_span(self._diff, query)
+        except SpanLookupError as exc:
+            self.app.bell()
+            self._say(str(exc), "jump to span", severity="warning")
+            return
+        self.cursor_row = hit.row
+        self._say(f"{hit.side} span {hit.span_id}: row {hit.row}", "jump to span")
 
     # -- rendering ----------------------------------------------------------
 
@@ -364,14 +597,15 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         return self._palette
 
     def render_line(self, y: int) -> Strip:
-        row = int(self.scroll_offset.y) + y
+        line = int(self.scroll_offset.y) + y
+        row = self.row_at_line(line)
         width = self.scrollable_content_region.width
         if self._diff is None:
-            if row == 0 and self.placeholder:
+            if line == 0 and self.placeholder:
                 style = self.rich_style + self._styles()["fg:number"]
                 return Strip([Segment(fit(" " + visible(self.placeholder), width), style)], width)
             return Strip.blank(width, self.rich_style)
-        if row >= len(self._diff.rows):
+        if row is None:
             return Strip.blank(width, self.rich_style)
         cursor = row == self.cursor_row
         key = (row, width, cursor)
