@@ -1,0 +1,331 @@
+"""Benchmark: the TUI (``TraceTuiApp``) on a big pair, headless, against the budgets of issue 7.
+
+Builds (once, cached under ``benchmarks/_data/``, with ``bench_diff``'s
+generator) a synthetic original run of N spans and a replay of it with D edits,
+then opens the pair in ``TraceTuiApp(original, replay).run_test(size=(120, 36))``
+``--repeat`` times, each in a fresh Python process (so that every run pays the
+imports and its peak RSS is its own), and prints medians of:
+
+- import: process launch -> ``tracetui.tui`` imported (interpreter start included);
+- first frame: app start (just before ``run_test``) -> the first frame of the
+  main screen with the aligned view laid out (the loading state while the load
+  worker reads); also from process launch (what a user waits for);
+- first divergence on screen: app start -> the first frame in which the load
+  worker's diff is shown, the view's ``cursor_row`` is ``diff.first.row`` and
+  that row lies inside the view's visible rows; also from process launch;
+- ``n``/``p``, pagedown: key -> frame, the median of 20 presses each;
+- peak RSS of the process (``ru_maxrss``) against the two files' total size.
+
+How a "frame" is detected: headless Textual still lays out and renders every
+screen update (the compositor calls each widget's ``render_line``) and hands the
+result to ``App._display``, which only skips turning it into terminal bytes.
+The measured app is a subclass whose ``_display`` does that last step too
+(``CompositorUpdate.render_segments``, the cost a terminal adds) and then
+timestamps the frame with the state it shows (main screen on top, the view's
+height, diff or not, cursor row, scroll offset). So a figure ends when the
+frame a terminal would receive is ready, including Textual's 60 fps update
+timer, not when a handler returned.
+
+Keys are sent the way the terminal driver sends them (``driver.send_message``
+of a ``Key`` event), not through ``Pilot.press``, whose idle waits would be
+timed too; each press waits for the frame that shows the moved cursor, then for
+the app to settle before the next. ``n`` runs down the divergences and ``p``
+back up (turning at the ends so every press moves the cursor); pagedown turns
+into pageup near the last row the same way.
+
+Usage::
+
+    python benchmarks/bench_tui.py                    # N=100k, D=10, 3 repeats
+    python benchmarks/bench_tui.py --spans 1000000    # the 1M pair (~4 GB per file)
+    python benchmarks/bench_tui.py -n 300 --repeat 1  # quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIZE = (120, 36)
+PRESSES = 20
+FIRST_FRAME_BUDGET = 0.3
+FIRST_DIVERGENCE_BUDGET = 2.0
+KEY_BUDGET = 0.050
+MEMORY_BUDGET = 3.0  # peak RSS / files' size, for the 1M pair
+WAIT = 600.0  # seconds before a run is given up (the 1M load is long)
+
+
+# -- the measured process ----------------------------------------------------------
+
+
+def child(original: str, replay: str, launched: float) -> dict[str, Any]:
+    """Open the pair in the headless app once; return the figures (seconds, bytes)."""
+    import asyncio
+
+    from textual import events
+    from textual._compositor import CompositorUpdate
+
+    import tracetui.tui.app as app_module
+    from tracetui.tui import TraceTuiApp
+    from tracetui.tui.widgets.aligned_view import AlignedView
+
+    imported = time.perf_counter()
+
+    class Frame(NamedTuple):
+        """A frame handed to the terminal, and what it showed."""
+
+        t: float
+        loaded: bool
+        cursor: int
+        top: int
+        height: int
+
+    class BenchApp(TraceTuiApp):
+        """``TraceTuiApp`` that renders each frame to terminal bytes and timestamps it."""
+
+        CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))  # relative paths resolve from here
+        frames: list[Frame]
+
+        def _display(self, screen: Any, renderable: Any) -> None:
+            if renderable is not None and not self._batch_count and self._running and not self._closed:
+                if isinstance(renderable, CompositorUpdate):
+                    renderable.render_segments(self.console)
+                if screen is self.screen_stack[0]:
+                    view = screen.query_one(AlignedView)
+                    self.frames.append(Frame(time.perf_counter(), self.diff is not None, view.cursor_row,
+                                             int(view.scroll_offset.y), view.scrollable_content_region.height))
+            super()._display(screen, renderable)
+
+    def rss() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+    out: dict[str, Any] = {"import": imported - launched}
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - where render_segments' console writes, for the whole run
+    import gc
+
+    gc_pauses: list[tuple[int, float]] = []  # (generation, seconds) of each collection, to explain key outliers
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+
+    async def run() -> None:
+        app = BenchApp(original, replay)
+        app.frames = []
+        app.console.file = devnull
+        start = time.perf_counter()
+        async with app.run_test(size=SIZE) as pilot:
+            view = app.query_one(AlignedView)
+            deadline = start + WAIT
+            # Frames carry their own timestamps: the waits below only decide when to look, and
+            # mostly block (no polling while the load worker holds the GIL, so as not to slow it).
+            first_frame = first_div = None
+            while first_frame is None and time.perf_counter() < deadline:
+                first_frame = next((f for f in app.frames if f.height > 0), None)
+                await asyncio.sleep(0.001)
+            if first_frame is not None:
+                out["first_frame_loading"] = not first_frame.loaded
+                out["rss_first_frame"] = rss()
+            await app.workers.wait_for_complete()
+            while first_div is None and time.perf_counter() < deadline:
+                if app.load_error is not None:
+                    raise SystemExit(f"load failed: {app.load_error.side}: {app.load_error.reason}")
+                if app.diff is not None:
+                    first = app.diff.first
+                    row = first.row if first is not None else 0
+                    first_div = next((f for f in app.frames if f.loaded and f.cursor == row
+                                      and f.top <= row < f.top + f.height), None)
+                await asyncio.sleep(0.005)
+            if first_frame is None or first_div is None:
+                raise SystemExit(f"no frame with the first divergence after {WAIT:.0f} s")
+            assert app.diff is not None
+            out["first_frame"] = first_frame.t - start
+            out["first_frame_cold"] = first_frame.t - launched
+            out["first_divergence"] = first_div.t - start
+            out["first_divergence_cold"] = first_div.t - launched
+            out["rows"] = len(app.diff.rows)
+            out["divergences"] = len(view.divergent_rows)
+            await pilot.pause()
+
+            async def press(key: str) -> float:
+                """Send ``key`` as the driver does; seconds until a frame shows the cursor moved."""
+                before, seen = view.cursor_row, len(app.frames)
+                t = time.perf_counter()
+                app._driver.send_message(events.Key(key, key if len(key) == 1 else None))  # type: ignore[union-attr]
+                stop = t + 10
+                while time.perf_counter() < stop:
+                    moved = next((f for f in app.frames[seen:] if f.cursor != before), None)
+                    if moved is not None:
+                        await pilot.pause()  # settle before the next press
+                        return moved.t - t
+                    await asyncio.sleep(0.0005)
+                raise SystemExit(f"{key}: no frame with the cursor moved after 10 s")
+
+            gc.callbacks.append(on_gc)
+            rows = view.divergent_rows
+            div_times: list[float] = []
+            if len(rows) >= 2:
+                forward = True
+                for _ in range(PRESSES):
+                    at = view.cursor_row
+                    if forward and at >= rows[-1]:
+                        forward = False
+                    elif not forward and at <= rows[0]:
+                        forward = True
+                    div_times.append(await press("n" if forward else "p"))
+            out["np"] = div_times
+            page = max(1, view.scrollable_content_region.height - 1)
+            page_times: list[float] = []
+            if view.row_count > page + 1:
+                down = True
+                for _ in range(PRESSES):
+                    at = view.cursor_row
+                    if down and at + page >= view.row_count - 1:
+                        down = False
+                    elif not down and at - page <= 0:
+                        down = True
+                    page_times.append(await press("pagedown" if down else "pageup"))
+            out["page"] = page_times
+            gc.callbacks.remove(on_gc)
+            out["gc_full"] = [t for g, t in gc_pauses if g == 2]
+            app.exit()
+        out["rss_peak"] = rss()
+
+    asyncio.run(run())
+    return out
+
+
+# -- the driver ---------------------------------------------------------------------
+
+
+def build(folder: Path, n: int, edits: int, seed: int) -> tuple[Path, Path]:
+    """The pair of ``bench_diff.ensure_data``, generated in a child process (its memory is not ours)."""
+    from benchmarks.bench_diff import ensure_data
+
+    orig = folder / f"original_n{n}_s{seed}.jsonl"
+    rep = folder / f"replay_n{n}_s{seed}_d{edits}.jsonl"
+    if not (orig.exists() and rep.exists()):
+        code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+                "from benchmarks.bench_diff import ensure_data; "
+                "ensure_data(Path(sys.argv[2]), int(sys.argv[3]), [int(sys.argv[4])], int(sys.argv[5]))")
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, str(ROOT), str(folder), str(n), str(edits), str(seed)], check=True)
+        print(f"  built in {time.perf_counter() - t:.0f} s", flush=True)
+    got_orig, replays = ensure_data(folder, n, [edits], seed)  # already there: just the paths
+    assert got_orig == orig and replays[edits] == rep
+    return orig, rep
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "OVER"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("-n", "--spans", type=int, default=100_000, help="spans per run (default 100000)")
+    ap.add_argument("--edits", type=int, default=10, help="edits in the replay (default 10)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs (processes); medians are printed (default 3)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_data", help="where synthetic files go")
+    ap.add_argument("--mem-limit-gb", type=float, default=None,
+                    help="address-space limit of each measured process (guards a shared machine at 1M)")
+    ap.add_argument("--child", nargs=3, metavar=("ORIGINAL", "REPLAY", "LAUNCHED"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.child:
+        if args.mem_limit_gb:
+            limit = int(args.mem_limit_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        original, replay, launched = args.child
+        print(json.dumps(child(original, replay, float(launched))))
+        return 0
+
+    orig, rep = build(args.data, args.spans, args.edits, args.seed)
+    size = orig.stat().st_size + rep.stat().st_size
+    print(f"files: {orig.name} + {rep.name}: {size / 1e6:.0f} MB, {args.spans} spans each; D={args.edits}")
+    try:
+        load = os.getloadavg()
+        print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start")
+    except OSError:
+        pass
+
+    runs: list[dict[str, Any]] = []
+    for _ in range(args.repeat):
+        cmd = [sys.executable, str(Path(__file__).resolve())]
+        if args.mem_limit_gb:
+            cmd += ["--mem-limit-gb", str(args.mem_limit_gb)]
+        launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
+        proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
+                              check=False, capture_output=True, text=True, timeout=WAIT + 120)
+        if proc.returncode != 0:
+            print(f"measured run failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+            return 1
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    def key_med(key: str) -> tuple[float, float] | None:
+        samples = [t for r in runs for t in r[key]]
+        if not samples:
+            return None
+        return statistics.median(samples), max(samples)
+
+    last = runs[-1]
+    print(f"rows {last['rows']}, divergent rows {last['divergences']}; terminal {SIZE[0]}x{SIZE[1]}; "
+          f"medians of {args.repeat} runs (one process each):")
+    print(f"  import tracetui.tui (from launch)     {med('import'):7.3f} s")
+    ff, ffc = med("first_frame"), med("first_frame_cold")
+    loading = all(r["first_frame_loading"] for r in runs)
+    print(f"  first frame (from app start)          {ff:7.3f} s   budget < {FIRST_FRAME_BUDGET} s: {verdict(ff < FIRST_FRAME_BUDGET)}"
+          f"{'  (loading state)' if loading else '  (data already shown)'}")
+    print(f"  first frame (from process launch)     {ffc:7.3f} s   budget < {FIRST_FRAME_BUDGET} s: "
+          f"{verdict(ffc < FIRST_FRAME_BUDGET)}")
+    fd, fdc = med("first_divergence"), med("first_divergence_cold")
+    print(f"  first divergence on screen (app)      {fd:7.3f} s   budget < {FIRST_DIVERGENCE_BUDGET} s: "
+          f"{verdict(fd < FIRST_DIVERGENCE_BUDGET)}")
+    print(f"  first divergence on screen (launch)   {fdc:7.3f} s   budget < {FIRST_DIVERGENCE_BUDGET} s: "
+          f"{verdict(fdc < FIRST_DIVERGENCE_BUDGET)}")
+    for key, label in (("np", "n/p key -> frame"), ("page", "pagedown key -> frame")):
+        got = key_med(key)
+        if got is None:
+            print(f"  {label:<37} {'n/a':>7}     (too few divergent rows or rows to move)")
+        else:
+            over = sum(1 for r in runs for t in r[key] if t >= KEY_BUDGET)
+            print(f"  {label:<37} {got[0] * 1000:7.1f} ms  budget < {KEY_BUDGET * 1000:.0f} ms: "
+                  f"{verdict(got[0] < KEY_BUDGET)}  (max {got[1] * 1000:.1f} ms; {over} of "
+                  f"{sum(len(r[key]) for r in runs)} presses over)")
+    full = [t for r in runs for t in r["gc_full"]]
+    if full:
+        print(f"  full GC collections during the keys   {len(full):7d}     longest {max(full) * 1000:.0f} ms "
+              f"(a key press that waits for one shows it)")
+    peak = max(r["rss_peak"] for r in runs)
+    base = statistics.median(r["rss_first_frame"] for r in runs)
+    ratio = peak / size
+    print(f"  RSS at first frame                    {base / 2**20:7.0f} MiB")
+    print(f"  peak RSS (max of the runs)            {peak / 2**20:7.0f} MiB")
+    print(f"  peak RSS / files' size                {ratio:7.2f}     budget <= {MEMORY_BUDGET:.0f}x (1M pair): "
+          f"{verdict(ratio <= MEMORY_BUDGET)}  (files {size / 2**20:.0f} MiB)")
+    try:
+        load = os.getloadavg()
+        print(f"machine: load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at end")
+    except OSError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
