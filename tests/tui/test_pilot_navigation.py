@@ -240,3 +240,19 @@ async def test_fits_80_by_24(scheduling: tuple[str, str]) -> None:
         assert top <= view.cursor_row < top + view.size.height
         await pilot.press("q")
     assert app.return_code == 0  # q on the main screen quits
+
+
+async def test_a_loaded_pair_is_kept_out_of_the_cyclic_collector_until_exit(scheduling: tuple[str, str]) -> None:
+    """After loading, gc.freeze() holds the pair (no full-collection pauses while navigating); a reload
+    thaws the old pair first; exit thaws everything (benchmarks/bench_tui.py measured the pauses)."""
+    import gc
+
+    before = gc.get_freeze_count()
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert gc.get_freeze_count() > before
+        app.load_replay(scheduling[1])
+        await wait_loaded(pilot)
+        assert gc.get_freeze_count() > before and app.diff is not None
+    assert gc.get_freeze_count() == 0
