@@ -233,3 +233,12 @@ def test_read_replay_falls_back_to_the_first_trace_unless_asked(tmp_path) -> Non
     assert read_replay(f, trace_id="run-b").trace_id == "run-b"
     with pytest.raises(TraceNotFound):
         read_replay(f, trace_id="run-b", replay_trace_id="run-x")
+
+
+def test_reader_names_known_without_imports_match_the_registry() -> None:
+    """READER_NAMES (the CLI's --input-format choices, known without importing any reader module)
+    lists the registry's readers, in sniffing order."""
+    from tracetui.core.readers import READER_NAMES, all_readers, reader_names
+
+    assert tuple(r.name for r in all_readers()) == READER_NAMES
+    assert reader_names() == list(READER_NAMES)

@@ -18,7 +18,7 @@ from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
-__all__ = ["READERS", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
+__all__ = ["READERS", "READER_NAMES", "all_readers", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
 def _readers() -> tuple[Reader, ...]:
     """Known readers, in sniffing order: most specific shape first, the generic
@@ -60,18 +60,42 @@ def _readers() -> tuple[Reader, ...]:
     return tuple(readers)
 
 
-READERS: tuple[Reader, ...] = _readers()
+READER_NAMES: tuple[str, ...] = (
+    "tracetui", "otlp-json", "otel-sdk-json", "langfuse", "langsmith", "openai-agents", "inspect-ai", "vcrpy",
+    "tau-bench", "swe-agent", "openhands", "atif",
+    "cassette-tools", "cassette-keyed", "cassette-events", "cassette-hashed", "cassette-blobs",
+)
+"""Every reader's name, in sniffing order, known without importing the reader modules (the CLI's
+``--input-format`` choices): start-up stays light. tests/core/test_reader_native.py checks it
+against the registry."""
+
+_REGISTRY: tuple[Reader, ...] | None = None
+
+
+def all_readers() -> tuple[Reader, ...]:
+    """The readers in sniffing order, built (their modules imported) on first use: a command that
+    reads no file, and the TUI's first frame, never pay for twenty reader modules."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _readers()
+    return _REGISTRY
+
+
+def __getattr__(name: str) -> object:
+    if name == "READERS":  # the registry, as a module attribute (built on first use)
+        return all_readers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 """Known readers, in sniffing order (most specific first)."""
 
 SNIFF_BYTES = 64 * 1024
 
 def reader_names() -> list[str]:
     """The ``--format`` names, in sniffing order."""
-    return [r.name for r in READERS]
+    return list(READER_NAMES)
 
 
 def _reader(name: str) -> Reader:
-    for r in READERS:
+    for r in all_readers():
         if r.name == name:
             return r
     raise ValueError(f"unknown format {name!r}; known formats: {', '.join(reader_names())}")
@@ -79,7 +103,7 @@ def _reader(name: str) -> Reader:
 
 def sniff_format(head: bytes) -> str | None:
     """Name of the first reader whose ``sniff`` accepts these leading bytes, or None."""
-    for r in READERS:
+    for r in all_readers():
         if r.sniff(head):
             return r.name
     return None
@@ -127,7 +151,7 @@ def _read_file(p: str, format: str | None) -> tuple[Reader, ReaderOutput]:
                 if format is None:
                     raise FormatNotRecognised(
                         p,
-                        f"format not recognised: none of the {len(READERS)} readers knows this content "
+                        f"format not recognised: none of the {len(all_readers())} readers knows this content "
                         "(OTLP/JSON, OTel span dumps, Langfuse, LangSmith, OpenAI Agents, inspect-ai, vcrpy, "
                         "tau-bench, SWE-agent, OpenHands, ATIF, cassettes, tracetui/1); "
                         "pass --input-format NAME if you know it (`tracetui show --help` lists the names)",
