@@ -179,3 +179,15 @@ async def test_first_divergence_row_is_marked_in_the_gutter(scheduling: tuple[st
         for row in sorted(app.diff.divergent_rows):  # type: ignore[union-attr]
             line = "".join(s.text for s in view.render_line(row - top))
             assert (f"{row}▶" in line) == (row == first), row
+
+
+async def test_detail_pane_shows_the_breadcrumb_of_the_highlighted_span(scheduling: tuple[str, str]) -> None:
+    """The line under the detail title names the span's ancestors, root first (issue 7: breadcrumb)."""
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        lines = app.query_one(SpanDetail).text.splitlines()
+        assert lines[1].strip() == "invoke_agent scheduling-agent › chat scripted-scheduler"
+        app.query_one(AlignedView).cursor_row = 0  # the root: no breadcrumb line
+        await pilot.pause()
+        assert "›" not in app.query_one(SpanDetail).text.splitlines()[1]

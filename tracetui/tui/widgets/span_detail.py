@@ -64,6 +64,7 @@ class SpanDetail(TextLines, can_focus=False):
         self._pair: PairFields | None = None
         self._message: Text | None = None
         self._labels: dict[int, Label] = {}
+        self._by_id: dict[tuple[int, str], dict[str, Any]] = {}
 
     @property
     def labels(self) -> dict[int, Label]:
@@ -89,6 +90,31 @@ class SpanDetail(TextLines, can_focus=False):
         self._message = None
         self.invalidate()
         self.scroll_to(y=0, animate=False, immediate=True)
+
+    def _breadcrumb(self, row: int) -> list[str]:
+        """Span names from the root down to ``row``'s span (original side, else replay side), with a
+        span-id map built once per pair (the cursor moves often; a trace can hold 1M spans)."""
+        diff = self._diff
+        if diff is None or not 0 <= row < len(diff.rows):
+            return []
+        aligned = diff.rows[row]
+        side, index = ("original", aligned.original) if aligned.original is not None else ("replay", aligned.replay)
+        if index is None:
+            return []
+        trace = diff.original if side == "original" else diff.replay
+        key = (id(diff), side)
+        by_id = self._by_id.get(key)
+        if by_id is None:
+            self._by_id = {k: v for k, v in self._by_id.items() if k[0] == id(diff)}  # drop older pairs
+            by_id = self._by_id[key] = {sp.span_id: sp for sp in trace.spans}
+        span = trace.spans[index]
+        names: list[str] = []
+        seen: set[str] = set()
+        while span is not None and span.span_id not in seen and len(names) < 64:
+            seen.add(span.span_id)
+            names.append(span.name)
+            span = by_id.get(span.parent_id) if span.parent_id is not None else None
+        return names[::-1]
 
     def show_message(self, text: Text) -> None:
         """Show a plain message instead of a pair (loading, empty traces)."""
@@ -122,6 +148,14 @@ class SpanDetail(TextLines, can_focus=False):
         field_w = max(12, min(28, width // 4))
         value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR)) // 2)
         lines: list[Line] = [title]
+        crumbs = self._breadcrumb(pf.row)
+        if len(crumbs) > 1:  # where the span sits: its ancestors, root first
+            path = Text("  ")
+            for i, name in enumerate(crumbs):
+                if i:
+                    path.append(" › ", muted)
+                path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
+            lines += fold(path, width, max_lines=2)
         label = self._labels.get(pf.row)
         if label is not None:
             lines += fold(_label_line(label, self._style("label"), muted), width, max_lines=VALUE_LINES)
