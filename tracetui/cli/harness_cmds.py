@@ -106,24 +106,21 @@ def _check_out(path: str, force: bool) -> None:
         raise HarnessError(f"--out {path}: folder {folder} does not exist")
 
 
-def _redactor(args: argparse.Namespace, spec: Any, *, create: bool, err: TextIO,
+def _redactor(key_file: str | None, sensitive_fields: Any, *, create: bool, err: TextIO,
               recorded_key: str | None = None) -> Any:
-    from tracetui.core.harness.redact import RedactionKeyMissing, Redactor, load_key
+    """The project Redactor (``redact.project_redactor``), saying on ``err`` what the user should know:
+    a key file just created, or a one-off key used where the recording had a project key."""
+    from tracetui.core.harness.redact import project_redactor
 
-    try:
-        key, source = load_key(args.redaction_key_file, create=create)
-    except RedactionKeyMissing as exc:
-        if args.redaction_key_file:
-            raise
-        key, source = os.urandom(32), None
-        if recorded_key:
-            print(f"tracetui: warning: {exc}\n  replaying with a one-off key: values the agent adds itself will not "
-                  f"match the recording's tokens (it was redacted with key {recorded_key})", file=err)
-    if create and source and not os.environ.get("TRACETUI_REDACTION_KEY") and not args.redaction_key_file:
-        if _created_now(source):
-            print(f"tracetui: created redaction key {source} (mode 0600). Keep it out of version control: "
-                  "the same key gives the same tokens in every file of this project", file=err)
-    return Redactor(key, sensitive_fields=spec.sensitive_fields)
+    redactor, note = project_redactor(key_file, create=create, sensitive_fields=sensitive_fields,
+                                      recorded_key=recorded_key)
+    if note is not None and recorded_key:
+        print(f"tracetui: warning: {note}", file=err)
+    default = os.path.join(os.getcwd(), ".tracetui", "redaction.key")
+    if create and not key_file and not os.environ.get("TRACETUI_REDACTION_KEY") and _created_now(default):
+        print(f"tracetui: created redaction key {default} (mode 0600). Keep it out of version control: "
+              "the same key gives the same tokens in every file of this project", file=err)
+    return redactor
 
 
 def _created_now(path: str) -> bool:
@@ -143,7 +140,7 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     value = _parse_input(args.input)
     _check_out(args.out, args.force)
     spec = load_agent(args.agent)
-    redactor = _redactor(args, spec, create=True, err=err)
+    redactor = _redactor(args.redaction_key_file, spec.sensitive_fields, create=True, err=err)
     try:
         result = record(spec, value, args.out, redactor=redactor, clock=args.clock, timezone=args.timezone,
                         seed=args.seed, run_id=args.run_id, overwrite=args.force)
@@ -204,7 +201,7 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
     spec = load_agent(args.agent)
     red = recording.header.get("redaction")
-    redactor = _redactor(args, spec, create=False, err=err,
+    redactor = _redactor(args.redaction_key_file, spec.sensitive_fields, create=False, err=err,
                          recorded_key=red.get("key_id") if isinstance(red, dict) else None)
 
     def progress(result: Any) -> None:

@@ -45,16 +45,13 @@ def _redactor(args: argparse.Namespace, err: TextIO) -> Any:
     """The project Redactor, as ``tracetui record`` finds it (creating the default key when none is set)."""
     from tracetui.cli.harness_cmds import _redactor as harness_redactor
 
-    class _NoAgent:
-        sensitive_fields: dict[str, list[str]] = {}
-
-    spec: Any = _NoAgent()
+    sensitive: Any = None
     if getattr(args, "agent", None):
         # the fields the agent's tools declare sensitive are redacted too, as when recording
         from tracetui.core.harness.agent import load_agent
 
-        spec = load_agent(args.agent)
-    return harness_redactor(args, spec, create=True, err=err)
+        sensitive = load_agent(args.agent).sensitive_fields
+    return harness_redactor(args.redaction_key_file, sensitive, create=True, err=err)
 
 
 def run_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -64,8 +64,7 @@ def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO) -> tuple[
 
     spec = load_agent(args.agent)
     red = original.header.get("redaction")
-    args.redaction_key_file = None
-    redactor = _redactor(args, spec, create=False, err=err,
+    redactor = _redactor(None, spec.sensitive_fields, create=False, err=err,
                          recorded_key=red.get("key_id") if isinstance(red, dict) else None)
     if args.replay_out:
         if os.path.lexists(args.replay_out):

@@ -341,17 +341,12 @@ def _load_seed(case: Case) -> Any:
 
 
 def _redactor(spec: Any, notes: list[str], key_file: str | None) -> Any:
-    from tracetui.core.harness.redact import RedactionKeyMissing, Redactor, load_key
+    from tracetui.core.harness.redact import project_redactor
 
-    try:
-        key, _source = load_key(key_file)
-    except RedactionKeyMissing:
-        if key_file:
-            raise
-        key = os.urandom(32)
-        notes.append("no redaction key configured (TRACETUI_REDACTION_KEY or .tracetui/redaction.key): replayed "
-                     "with a one-off key, so values the agent adds itself do not match the fixture's tokens")
-    return Redactor(key, sensitive_fields=spec.sensitive_fields)
+    redactor, note = project_redactor(key_file, sensitive_fields=spec.sensitive_fields)
+    if note is not None:
+        notes.append(note)
+    return redactor
 
 
 def run_case(case: Case, *, agent: str | None = None, replay: str | None = None, trials: int | None = None,

@@ -1154,3 +1154,27 @@ def load_key(path: str | os.PathLike[str] | None = None, *, create: bool = False
         except OSError as e:
             raise RedactionKeyError(str(p), f"cannot create the redaction key ({e.strerror or e}); {_KEY_HELP}") from None
     return _read_key(p, str(p), named=False), str(p)
+
+
+def project_redactor(key_file: str | None = None, *, create: bool = False,
+                     sensitive_fields: Mapping[str, Iterable[str]] | None = None,
+                     recorded_key: str | None = None) -> tuple[Redactor, str | None]:
+    """The project's Redactor, for every command and screen that writes or matches redacted values.
+
+    The key comes from ``load_key(key_file, create=create)``. With no key configured and
+    ``create`` false, a one-off random key is used and the second item explains what that costs
+    (values the agent adds itself will not match tokens made with the project key); otherwise it
+    is None.
+
+    Raises:
+        RedactionKeyError: an explicit ``key_file`` (or key variable) is missing or unusable.
+    """
+    try:
+        key, _source = load_key(key_file, create=create)
+    except RedactionKeyMissing as exc:
+        if key_file:
+            raise
+        note = (f"{exc} Using a one-off key: values the agent adds itself will not match tokens made with the "
+                "project key" + (f" (the recording was redacted with key {recorded_key})" if recorded_key else ""))
+        return Redactor(os.urandom(32), sensitive_fields=sensitive_fields), note
+    return Redactor(key, sensitive_fields=sensitive_fields), None

@@ -44,10 +44,9 @@ def project_redactor() -> Any:
     Raises:
         RedactionKeyError: a key source is set but unusable (the message says which and how to fix it).
     """
-    from tracetui.core.harness.redact import Redactor, load_key
+    from tracetui.core.harness.redact import project_redactor
 
-    key, _source = load_key(create=True)
-    return Redactor(key)
+    return project_redactor(create=True)[0]
 
 
 class PromoteDialog(ModalScreen["PromotedCase | None"]):

@@ -538,21 +538,17 @@ class TriageScreen(ModalScreen["int | None"]):
     def _run_replay(self, agent: str, mode: str, llm: str, trials: int, recording: Trace, original_path: str) -> None:
         """Load the agent, replay K trials into a new file next to the original; posts ``RunFinished`` or ``RunFailed``."""
         from tracetui.core.errors import TracetuiError
-        from tracetui.core.harness import Redactor, load_agent, load_key, replay
-        from tracetui.core.harness.redact import RedactionKeyMissing
+        from tracetui.core.harness import load_agent, replay
+        from tracetui.core.harness.redact import project_redactor
 
         notes: list[str] = []
         try:
             spec = load_agent(agent)
-            try:
-                key, _source = load_key()
-            except RedactionKeyMissing as exc:
-                key = os.urandom(32)
-                red = recording.header.get("redaction")
-                recorded = red.get("key_id") if isinstance(red, dict) else None
-                notes.append(f"{exc} Replayed with a one-off key: values the agent adds itself will not match the "
-                             "recording's tokens" + (f" (it was redacted with key {recorded})" if recorded else ""))
-            redactor = Redactor(key, sensitive_fields=spec.sensitive_fields)
+            red = recording.header.get("redaction")
+            redactor, note = project_redactor(sensitive_fields=spec.sensitive_fields,
+                                              recorded_key=red.get("key_id") if isinstance(red, dict) else None)
+            if note is not None:
+                notes.append(note)
 
             def on_trial(result: Any) -> None:
                 self.post_message(self.TrialDone(result.trial, trials, result.reproduces, bool(result.diverged)))
