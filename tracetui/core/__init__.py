@@ -7,8 +7,7 @@ or watchfiles, never prints. Public names resolve lazily (PEP 562) so
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from tracetui.core.lazy import lazy_getattr
 
 _EXPORTS = {
     "Span": "tracetui.core.model",
@@ -34,10 +33,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tracetui.core' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

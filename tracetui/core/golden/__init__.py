@@ -7,8 +7,7 @@ with the harness, or checking a given replay). Names resolve lazily (PEP 562), l
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from tracetui.core.lazy import lazy_getattr
 
 _EXPORTS = {
     "GoldenCaseError": "tracetui.core.golden.contract",
@@ -36,10 +35,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

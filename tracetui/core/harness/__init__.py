@@ -12,8 +12,7 @@ Names resolve lazily (PEP 562), like ``tracetui.core``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from tracetui.core.lazy import lazy_getattr
 
 _EXPORTS = {
     "AgentSpec": "tracetui.core.harness.agent",
@@ -35,10 +34,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
