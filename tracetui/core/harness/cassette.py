@@ -130,6 +130,13 @@ class Cassette:
             cassette.path.append(rec)
         return cassette
 
+    def reset(self) -> None:
+        """Forget what was served, for the next trial (the index, built once, is kept)."""
+        self._next.clear()
+        self._llm_next.clear()
+        for rec in self.path:
+            rec.served = False
+
     def take(self, tool: str, key: str) -> Recording | int:
         """The next unserved recording of ``(tool, key)``, marked served; or, when there is none,
         how many recordings that key has (0: never recorded; n > 0: all n already served)."""

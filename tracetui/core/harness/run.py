@@ -6,6 +6,7 @@ the CLI (``tracetui record``/``tracetui replay``) and tests call these.
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -282,9 +283,7 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
     else:
         moment, zone = parse_clock(clock, timezone)
     seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed
-    import random as _random
-
-    ids = _random.Random(f"{seed}:ids:{start_ns}")
+    ids = random.Random(f"{seed}:ids:{start_ns}")
     trace_id = f"{ids.getrandbits(128):032x}"
     if run_id is None:
         run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ") + \
@@ -301,12 +300,6 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
     finally:
         writer.close()
     return RunResult(out, run_id, final, output, error, session.outcome)
-
-
-def call_path(trace: Trace) -> list[tuple[str, str]]:
-    """A run's call path: ``(tool name, args_hash)`` per tool call and ``(retrieval:INDEX, args_hash)``
-    per retrieval, in seq order. Two runs "take the same path" when their call paths are equal."""
-    return [(r.tool, r.key) for r in Cassette.from_trace(trace).path]
 
 
 def recorded_input(recording: Trace) -> Any:
@@ -408,23 +401,22 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
     moment, zone, clock_notes = replay_clock(recording)
     notes.extend(clock_notes)
     seed = rec_header.get("seed") if isinstance(rec_header.get("seed"), int) else 0
-    original_path = call_path(recording)
+    cassette = Cassette.from_trace(recording)  # indexed once; reset between trials
+    original_path = [(r.tool, r.key) for r in cassette.path]
     writer = TraceWriter(out, overwrite=overwrite)
     runs: list[RunResult] = []
     try:
         for trial in range(1, trials + 1):
             start_ns = timer()
-            import random as _random
-
-            ids = _random.Random(f"{seed}:replay:{trial}:{start_ns}")
+            ids = random.Random(f"{seed}:replay:{trial}:{start_ns}")
             trace_id = f"{ids.getrandbits(128):032x}"
             run_id = f"replay-{trial}-of-{rec_header.get('run_id') or recording.trace_id or 'run'}" if trials > 1 \
                 else f"replay-of-{rec_header.get('run_id') or recording.trace_id or 'run'}"
-            cassette = Cassette.from_trace(recording)
+            cassette.reset()
             store = None
             initial = None
             if mode == "fixture":
-                store = _seed_fixture(spec, recording, seed_state)
+                store = _seed_fixture(spec, cassette, seed_state)
                 initial = snapshot(store)
                 if not getattr(store, "applies_writes", True):
                     notes_f = "fixture: the agent declares no FIXTURE; writes are logged, later reads do not see them"
@@ -475,9 +467,9 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
     return ReplayReport(runs, original_path)
 
 
-def _seed_fixture(spec: AgentSpec, recording: Trace, seed_state: Mapping[str, Any] | None) -> Any:
+def _seed_fixture(spec: AgentSpec, cassette: Cassette, seed_state: Mapping[str, Any] | None) -> Any:
     store = spec.fixture_factory() if spec.fixture_factory is not None else RecordedReadsFixture()
-    for rec in Cassette.from_trace(recording).path:
+    for rec in cassette.path:
         s = rec.span
         if s.status is Status.ERROR or s.data.get("output_truncated") is True:
             continue
