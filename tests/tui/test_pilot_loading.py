@@ -22,16 +22,16 @@ from tracetui.tui.widgets.status_bar import StatusBar
 async def test_first_frame_shows_loading_before_data(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:
     """The screen is drawn in a loading state while the worker reads; the data lands afterwards via PairLoaded,
     even with the help screen open meanwhile."""
-    import tracetui.tui.app as app_module
+    import tracetui.core.readers as readers_module  # the app's load worker calls read_pair, which calls these
 
     gate = threading.Event()
-    real_read = app_module.read_trace
+    real_read = readers_module.read_trace
 
     def slow_read(*args, **kwargs):  # type: ignore[no-untyped-def]
         gate.wait(5)
         return real_read(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "read_trace", slow_read)
+    monkeypatch.setattr(readers_module, "read_trace", slow_read)
     messages: list[object] = []
     app = TraceTuiApp(*tiny)
     async with app.run_test(size=(100, 30), message_hook=messages.append) as pilot:
@@ -78,12 +78,12 @@ async def test_unreadable_file_shows_error_panel_not_traceback(replay: str, side
 
 async def test_error_panel_names_line_and_field(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:
     """A ReadError carrying a line and a field (a bad record) shows file, line, field and reason."""
-    import tracetui.tui.app as app_module
+    import tracetui.core.readers as readers_module
 
     def failing_read(path, **kwargs):  # type: ignore[no-untyped-def]
         raise ReadError(str(path), "span_id is a list; expected a string", line=7, where="$.span_id")
 
-    monkeypatch.setattr(app_module, "read_replay", failing_read)
+    monkeypatch.setattr(readers_module, "read_replay", failing_read)
     app = TraceTuiApp(*tiny)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_loaded(pilot)

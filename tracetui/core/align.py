@@ -29,6 +29,7 @@ import orjson
 from rapidfuzz import fuzz
 
 from tracetui.core.canonical import canonical_json, parse_json_string
+from tracetui.core.lazyspan import LazySpan as _LAZY
 from tracetui.core.lcs import equal_run, equal_run_back, matching_blocks
 from tracetui.core.model import Span, SpanKind
 
@@ -125,6 +126,10 @@ def span_key(span: Span) -> tuple[Any, ...]:
     llm: name + model; decision: name + decision; others: name. Equal keys
     prove these fields byte-equal (``tracetui.core.compare.KEY_FIELDS``).
     """
+    if type(span) is _LAZY:
+        key = span._key  # type: ignore[attr-defined]
+        if key is not None:  # computed by the index loader from the same data
+            return key  # type: ignore[no-any-return]
     kind = span.kind
     if kind is _TOOL:
         d = span.data

@@ -266,6 +266,7 @@ def screen_pairs(
     fast = _FAST
     get_kinds = _GET_KINDS
     strict = strict_same
+    lazy = _lazy_span()
     for k, o, r, same in zip(count(), original_index, replay_index, same_key):
         if o is None or r is None:
             flag(k)
@@ -276,6 +277,10 @@ def screen_pairs(
         if b.kind is not kind or (a.status is _ERROR) is not (b.status is _ERROR) or a.error_type != b.error_type:
             flag(k)
             continue
+        if same and type(a) is lazy and type(b) is lazy:
+            sig = a._sig  # type: ignore[attr-defined]
+            if sig is not None and sig == b._sig:  # type: ignore[attr-defined]
+                continue  # the same bytes for every field compared below: equivalent, payloads left unread
         getter, names, byte_idx = fast[kind][same]
         da = a.data
         db = b.data
@@ -301,6 +306,12 @@ def screen_pairs(
         except RecursionError:  # nested too deep for ==: compare_pair's fallback decides
             flag(k)
     return out
+
+
+def _lazy_span() -> type:
+    from tracetui.core.lazyspan import LazySpan  # imports this module: not at the top
+
+    return LazySpan
 
 
 def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldChange, ...]]:

@@ -9,16 +9,16 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
-from tracetui.core.model import ReadIssue, Trace
+from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
-__all__ = ["READERS", "READER_NAMES", "all_readers", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
+__all__ = ["READERS", "READER_NAMES", "all_readers", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_pair", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
 def _readers() -> tuple[Reader, ...]:
     """Known readers, in sniffing order: most specific shape first, the generic
@@ -262,6 +262,110 @@ def read_replay(
         return read_trace(p, format=format)
 
 
+def read_pair(
+    original: str | os.PathLike[str],
+    replay: str | os.PathLike[str],
+    *,
+    original_format: str | None = None,
+    replay_format: str | None = None,
+    trace_id: str | None = None,
+    replay_trace_id: str | None = None,
+    index_min_bytes: int | None = None,
+    processes: bool = True,
+) -> tuple[Trace, Trace]:
+    """Read both runs of a pair: ``(read_trace(original, ...), read_replay(replay, ...))``, faster.
+
+    Same runs, spans, issues and errors as those two calls (the original's error first). A
+    tracetui/1 file of at least ``index_min_bytes`` goes through the index loader
+    (``native_index``): its spans are ``LazySpan``s whose ``data`` is read from the file on
+    first access, and alignment and comparison use what the loader computed. When both files
+    qualify and two cores are free, the replay is parsed in a child process meanwhile.
+
+    Args:
+        original: The original run (``FILE`` or ``FILE#RUN``).
+        replay: The replay (``FILE`` or ``FILE#RUN``).
+        original_format, replay_format: Reader names, as ``read_trace``'s ``format``.
+        trace_id: The original's run (``read_trace``), and the replay's when the file holds it (``read_replay``).
+        replay_trace_id: The replay's run (``read_replay``).
+        index_min_bytes: Smallest file read by the index loader (default ``native_index.INDEX_MIN_BYTES``).
+        processes: Allow the child process (False: both files parsed here, one after the other).
+
+    Returns:
+        ``(original, replay)``.
+
+    Raises:
+        ReadError, FormatNotRecognised, TraceNotFound, ValueError: as ``read_trace`` /
+            ``read_replay``; the exception's ``side`` attribute is ``"original"`` or ``"replay"``.
+    """
+    from tracetui.core.readers import native_index as ni
+
+    least = ni.INDEX_MIN_BYTES if index_min_bytes is None else index_min_bytes
+    po, orun = split_run_ref(original)
+    pr, rrun = split_run_ref(replay)
+    osrc = rsrc = None
+    child = ochild = None
+    side = "original"
+    try:
+        if orun is not None and trace_id is not None and orun.lower() != trace_id.lower():
+            raise ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
+        osrc = ni.indexable(po, original_format, least)
+        rsrc = ni.indexable(pr, replay_format, least)
+        if osrc is not None and rsrc is not None and processes and ni.can_fork():
+            child = ni.fork_parse(rsrc)
+            if ni.BOTH_IN_CHILDREN:
+                ochild = ni.fork_parse(osrc)
+        if osrc is None:
+            first = read_trace(original, format=original_format, trace_id=trace_id)
+        else:
+            got = ochild.result() if ochild is not None else None
+            ochild = None
+            if got is None:
+                got = _indexed(ni.parse_indexed, osrc)
+            else:
+                promote_young_objects()
+            first = _pick(ni._NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
+        side = "replay"
+        if rsrc is None:
+            return first, read_replay(replay, format=replay_format, trace_id=trace_id, replay_trace_id=replay_trace_id)
+        if rrun is not None and replay_trace_id is not None and rrun.lower() != replay_trace_id.lower():
+            raise ReadError(pr, f"two runs asked for: #{rrun} and --trace-id {replay_trace_id}")
+        out = child.result() if child is not None else None
+        child = None
+        if out is None:
+            out = _indexed(ni.parse_indexed, rsrc)
+        else:
+            promote_young_objects()
+        if rrun is not None or replay_trace_id is not None or trace_id is None:
+            return first, _pick(ni._NATIVE, out, pr, replay_trace_id if replay_trace_id is not None else rrun, indexed=True)
+        try:
+            return first, _pick(ni._NATIVE, out, pr, trace_id, indexed=True)
+        except TraceNotFound:
+            return first, _pick(ni._NATIVE, out, pr, None, indexed=True)
+    except BaseException as exc:
+        for started in (child, ochild):
+            if started is not None:
+                started.cancel()
+        try:
+            exc.side = side  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        raise
+
+
+def _indexed(parse: Callable[[Any], ReaderOutput], src: Any) -> ReaderOutput:
+    """``parse(src)`` as ``_read_file`` runs a reader: OSError as ReadError, GC paused, objects promoted."""
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        return parse(src)
+    except OSError as exc:
+        raise ReadError(src.path, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        promote_young_objects()
+        if gc_was:
+            gc.enable()
+
+
 def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
     """Run a reader on an open file whose first bytes, ``head``, are already read.
 
@@ -319,21 +423,36 @@ def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:
     raise TraceNotFound(p, f"run {want!r} not in file; it holds: {shown or '(no run ids)'}")
 
 
-def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None) -> Trace:
+def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None, *, indexed: bool = False) -> Trace:
     runs = [r for r in out.runs if r.spans or r.header]
     if not runs:
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
     ids = [r.trace_id for r in runs if r.trace_id is not None]
     run = runs[0] if trace_id is None else _select(runs, p, trace_id)
-    return _finish(reader, run, p, ids, out.issues, named=len(runs) > 1)
+    return _finish(reader, run, p, ids, out.issues, named=len(runs) > 1, indexed=indexed)
 
 
-def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: list[ReadIssue], *, named: bool) -> Trace:
+def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: list[ReadIssue], *, named: bool,
+            indexed: bool = False) -> Trace:
     """One run as a ``Trace``: its tree made sound, its issues = the file's, the run's own, then
     what finishing found (orphans, skew) and content the producer did not capture."""
     issues = [*file_issues, *run.issues]
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
     hint = getattr(reader, "content_hint", None)  # optional Reader attribute (base.py)
-    issues.extend(content_issues(spans, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))
+    shown = _content_view(spans) if indexed else spans  # LazySpans: what the loader found, payloads unread
+    issues.extend(content_issues(shown, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))
     return Trace(spans=spans, header=run.header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)
+
+
+def _content_view(spans: list[Span]) -> list[Span]:
+    """``spans`` for ``content_issues``, each ``LazySpan`` the loader found complete replaced by a
+    stand-in of its kind with content (same verdict, no payload read)."""
+    from tracetui.core.lazyspan import LazySpan
+
+    stand_in = {
+        SpanKind.LLM: Span("", None, 0, SpanKind.LLM, "", data={"messages": [{"content": "-"}]}),
+        SpanKind.TOOL: Span("", None, 0, SpanKind.TOOL, "", data={"arguments": {}}),
+    }
+    get = stand_in.get
+    return [get(s.kind, s) if type(s) is LazySpan and not s._miss and s._key is not None else s for s in spans]

@@ -25,7 +25,7 @@ import operator
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 import orjson
@@ -71,7 +71,8 @@ class NativeReader:
         return parser.finish()
 
     @gc_paused
-    def read_file(self, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
+    def read_file(self, path: str, fh: BinaryIO, head: bytes,
+                  index: Callable[..., Any] | None = None) -> ReaderOutput:
         """Parse a file as it is read, chunk by chunk; same result as ``read``.
 
         Args:
@@ -87,10 +88,11 @@ class NativeReader:
         copy, and the parse then fetches every line from memory again; a
         256 KiB buffer is reused while hot in cache (0.2-0.3 s less a file).
         """
-        parser = _LineParser(path)
+        parser = _LineParser(path, index)
         if head.startswith(_BOM):
             parser.out.issues.append(bom_issue(path, 1))
             head = head[len(_BOM):]
+            parser.base = len(_BOM)
         buf = bytearray(max(_CHUNK, 2 * len(head)))
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
@@ -107,6 +109,7 @@ class NativeReader:
                 stop = have + n
                 pos = parser.lines(buf, view, stop, final=False)
                 have = stop - pos
+                parser.base += pos
                 if have:
                     buf[:have] = buf[pos:stop]  # a copy first: the two ranges may overlap
             if have:
@@ -124,10 +127,15 @@ _CHUNK = 256 * 1024
 class _LineParser:
     """The line loop of both ``NativeReader`` entry points, and what it has found so far."""
 
-    __slots__ = ("ids", "in_order", "last_seq", "lineno", "odd_times", "out", "path", "run")
+    __slots__ = ("base", "ids", "in_order", "index", "last_seq", "lineno", "odd_times", "out", "path", "run")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, index: Callable[..., Any] | None = None) -> None:
         self.path = path
+        # Index mode (readers.native_index): each span of a clean line (the writer's own bytes, read
+        # by _span_fast) goes through ``index(span, offset, length)`` (the line's bytes in the file),
+        # whose result is kept instead; ``base`` is the file offset of the buffer's first byte.
+        self.index = index
+        self.base = 0
         self.out = ReaderOutput()
         self.run = RunSpans(trace_id=None)
         self.out.runs.append(self.run)
@@ -150,6 +158,7 @@ class _LineParser:
         spans, ids = run.spans, self.ids
         in_order, last_seq, lineno = self.in_order, self.last_seq, self.lineno
         loads, dumps, find, startswith = orjson.loads, orjson.dumps, data.find, data.startswith
+        index, base = self.index, self.base
         pos = 0
         try:
             while pos < size:
@@ -163,6 +172,7 @@ class _LineParser:
                 start, pos = pos, end + 1
                 if end == start:
                     continue
+                clean = False
                 try:
                     obj = loads(view[start:end])
                 except orjson.JSONDecodeError as exc:
@@ -190,6 +200,8 @@ class _LineParser:
                     else:
                         if len(d) != end - start or not startswith(d, start):
                             obj = _recheck(path, data, start, end, obj, d, lineno, issues)
+                        else:
+                            clean = True
                 if type(obj) is not dict:
                     issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
                     continue
@@ -204,6 +216,7 @@ class _LineParser:
                 span = _span_fast(obj, lineno)
                 if span is None:
                     in_order = False
+                    clean = False  # the careful path's span is kept whole
                     span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
                     if span is None:
                         continue
@@ -219,6 +232,9 @@ class _LineParser:
                             # The parent's own id object: later lookups by parent id (align's
                             # tree) match by identity, without reading a second, cold string.
                             span.parent_id = same
+                if index is not None and clean:
+                    spans.append(index(span, base + start, end - start))  # type: ignore[arg-type]
+                    continue
                 spans.append(span)
         finally:
             self.run, self.ids = run, ids

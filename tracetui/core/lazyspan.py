@@ -1,0 +1,186 @@
+"""``LazySpan``: a ``Span`` whose ``data`` stays in the file until first read.
+
+The index loader (``tracetui.core.readers.native_index``) keeps, for each
+span of a clean tracetui/1 line, the common fields, the line's byte range,
+and what alignment and comparison need from the payload, computed while the
+line was parsed:
+
+- ``span_key`` (``tracetui.core.align``): the alignment identity;
+- a *payload signature*: a hash of the JSON bytes (orjson) of the kind's
+  semantic fields that the span key does not cover (outputs, messages...;
+  ``payload_sig``). Two spans of one kind with equal keys and equal
+  signatures are an equivalent pair (``compare.screen_pairs`` skips them
+  without reading either payload): equal JSON bytes mean equal values of
+  equal types. Unequal signatures prove nothing: the pair is compared as any
+  other (its payloads read);
+- whether the span lacks captured content (``readers.tree.content_issues``).
+
+``span.data`` reads the line again (``os.pread`` on a descriptor kept open
+for the trace: a file replaced by rename keeps its old bytes), parses it and
+keeps the section: from then on the span is an ordinary one. Everything
+else (``Span``'s fields, ``==``, ``dataclasses.replace``, pickling) behaves
+as with a ``Span`` holding the same data.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any, Mapping
+
+import orjson
+
+from tracetui.core.errors import ReadError
+from tracetui.core.model import Span, SpanKind
+
+__all__ = ["LazySpan", "PayloadFile", "payload_sig"]
+
+_DATA = Span.__dict__["data"]  # the slot of Span.data (a member descriptor)
+_get_data = _DATA.__get__
+_set_data = _DATA.__set__
+
+
+class PayloadFile:
+    """An open trace file the payloads of its ``LazySpan``s are read from.
+
+    The descriptor is closed when the last span (and this object) is gone.
+    """
+
+    __slots__ = ("path", "fd", "__weakref__")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        weakref.finalize(self, os.close, self.fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (fewer at end of file)."""
+        return os.pread(self.fd, length, offset)
+
+
+_LOCK = threading.Lock()  # two threads reading one span's payload at once: parse once
+
+
+class LazySpan(Span):
+    """A ``Span`` from the index loader: ``data`` is read from the file on first access.
+
+    Extra attributes (not fields): ``_src`` (``PayloadFile``), ``_off``/``_len``
+    (the line's bytes), ``_key`` (the ``span_key``, or None), ``_sig`` (the
+    payload signature, or None: unknown) and ``_miss`` (the span lacks
+    captured content, as ``content_issues`` decides). A copy made by
+    ``dataclasses.replace`` holds its data and has no key or signature.
+    """
+
+    __slots__ = ("_src", "_off", "_len", "_key", "_sig", "_miss")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # dataclasses.replace, copy, pickle
+        self._src = None
+        self._off = self._len = 0
+        self._key = self._sig = None
+        self._miss = False
+        Span.__init__(self, *args, **kwargs)
+
+    @property  # type: ignore[override]
+    def data(self) -> Mapping[str, Any]:
+        d = _get_data(self)
+        if d is None:
+            with _LOCK:
+                d = _get_data(self)
+                if d is None:
+                    d = self._load()
+                    _set_data(self, d)
+        return d  # type: ignore[no-any-return]
+
+    @data.setter
+    def data(self, value: Mapping[str, Any]) -> None:
+        _set_data(self, value)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether ``data`` has been read from the file."""
+        return _get_data(self) is not None
+
+    def _load(self) -> Mapping[str, Any]:
+        src = self._src
+        if src is None:
+            return {}
+        raw = src.read(self._off, self._len)
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            obj = None
+        if type(obj) is not dict or obj.get("span_id") != self.span_id:
+            raise ReadError(src.path, "the file changed since it was read (this span's line is gone); "
+                            "open the pair again", line=self.line)
+        section = obj.get(self.kind.value)
+        return {} if section is None else section
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Span):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "Lazy" + Span.__repr__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as the plain Span it stands for (payload read): a process that unpickles it may not have the file.
+        return (Span, _fields(self))
+
+
+def _fields(s: Span) -> tuple[Any, ...]:
+    return (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type,
+            s.data, s.attributes, s.trace_id, s.line)
+
+
+def make_lazy(src: PayloadFile, recs: list[Any]) -> list[Any]:
+    """Turn the index loader's records into ``LazySpan``s, in place; other items (``Span``s) stay.
+
+    A record: ``(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
+    attributes, trace_id, line, offset, length, key, sig, miss)``.
+    """
+    new = object.__new__
+    cls = LazySpan
+    for i, r in enumerate(recs):
+        if type(r) is not tuple:
+            continue
+        s = new(cls)
+        (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type,
+         s.attributes, s.trace_id, s.line, s._off, s._len, s._key, s._sig, s._miss) = r
+        _set_data(s, None)
+        s._src = src
+        recs[i] = s
+    return recs
+
+
+# -- what the index loader computes from a span's payload -------------------------------------
+
+_dumps = orjson.dumps
+
+
+def _sig_names() -> dict[SpanKind, tuple[str, ...]]:
+    from tracetui.core.compare import _FAST  # the names screen_pairs compares for a pair of equal keys
+
+    return {kind: spec[1][1] for kind, spec in _FAST.items()}
+
+
+SIG_NAMES: dict[SpanKind, tuple[str, ...]] = _sig_names()
+"""Per kind, the semantic fields the payload signature covers: those ``compare.screen_pairs``
+compares for a pair whose span keys are equal (the kind's semantic fields minus ``KEY_FIELDS``)."""
+
+
+def payload_sig(kind: SpanKind, data: Mapping[str, Any]) -> int | None:
+    """The payload signature of a span's data: a hash of the JSON bytes of ``SIG_NAMES[kind]``'s values.
+
+    None when they cannot be written by orjson (nesting deeper than 255, integers beyond 64 bits...):
+    such a span is always compared. The hash is Python's (SipHash, 64 bits): a process and the
+    processes it forks agree on it, which is all the loader needs (it never stores one).
+    """
+    try:
+        return hash((0, _dumps(tuple(map(data.get, SIG_NAMES[kind])))))
+    except TypeError:
+        return None
+
