@@ -1,15 +1,26 @@
 """PairScreen: one aligned pair in full, every field side by side, payloads wrapped and scrollable.
 
-Pushed on ``enter``. JSON values (and strings holding JSON) are pretty-printed;
-in a changed field the lines only the original has and the lines only the
-replay has are tinted, so a one-line change in a long output stands out.
-``n``/``p`` step through divergences; the screen returns the row it ends on.
+Pushed on ``enter``. Values are pretty-printed (JSON indented, strings holding
+JSON parsed, prose with its own line breaks). The paths the row's divergence
+names (``Divergence.fields``) are highlighted on both sides: a tinted background
+and a gutter mark (``▌``, ``▶`` on the difference stepped to) so they read
+without colour; ``]``/``[`` step through them ("difference 2 of 5") and scroll
+there. Never-compared fields (``compare.volatile_fields`` and the nested
+entries of ``compare.VOLATILE_FIELDS``) are listed apart, under "not compared".
+
+``c`` copies the span's JSON (both sides as ``{"original": ..., "replay": ...}``,
+or the side ``s`` picks) with OSC 52; ``w`` writes it to a new file in the
+current directory. A long value shows its first lines and the lines around its
+differences, saying how many are left out; ``a`` shows everything.
+``n``/``p`` step through divergent rows; the screen returns the row it ends on.
 """
 
 from __future__ import annotations
 
-import difflib
+import gc
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, List, Sequence, Tuple
 
 from rich.console import Group, RenderableType
@@ -20,7 +31,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.tui.formatting import ABSENT_TEXT, format_duration, full_text, span_label, visible
+from tracetui.core.export import SIDES, span_json, write_new_file
+from tracetui.core.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
+from tracetui.tui.formatting import ABSENT_TEXT, format_duration, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
@@ -28,18 +41,61 @@ if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
     from tracetui.core.model import Span
 
-FULL_LIMIT = 200_000
-"""Characters of one value drawn at most; longer values say how much is not shown."""
+HEAD_LINES = 300
+"""Lines of a long value always drawn from its top (until ``a``)."""
+PER_RANGE = 200
+"""Lines drawn of one highlighted range of a long value (until ``a``)."""
+LINE_CHARS = 4_000
+"""Characters of one value line drawn (until ``a``); a 1 MB string is one JSON line."""
+
+SEPARATOR = " │"
+GUTTER = "▌"
+"""Gutter mark of a highlighted line (a differing path's value)."""
+CURRENT = "▶"
+"""Gutter mark of the first line of the difference ``]``/``[`` stepped to."""
+SHOW_ALL_HINT = "press a to show all"
+
+_NONE = -1
+"""Tag of a line that is not highlighted."""
+_UNNAMED = -2
+"""Tag of a highlighted line that belongs to no one difference (a line diff of a field named otherwise)."""
 
 
-SEPARATOR = " │ "
+@dataclass(slots=True)
+class Side:
+    """One side of one field, ready to fold: lines, their highlight tags, where each difference starts.
 
-Cells = Tuple[Text, List[Text], List[Text], List[Text]]
-"""One field, width-independent: the mark, then the name, original and replay values as lines."""
+    Attributes:
+        lines: Display lines (styled).
+        tags: Per line: the index of the difference it shows, ``_NONE`` or ``_UNNAMED``.
+        starts: Difference index -> index in ``lines`` of its first highlighted line.
+        hidden: Lines of the value left out (``a`` shows them).
+    """
+
+    lines: List[Text]
+    tags: List[int]
+    starts: dict[int, int] = field(default_factory=dict)
+    hidden: int = 0
+
+
+@dataclass(slots=True)
+class Cells:
+    """One field, width-independent: mark, name, both sides, and which section it is in."""
+
+    mark: Text
+    name: List[Text]
+    left: Side
+    right: Side
+    section: str
+    """``changes`` (a path inside a field), ``semantic`` or ``volatile``."""
+
+
+Tag = Tuple[int, int, int]
+"""A highlighted range: ``(start, end, difference index)``."""
 
 
 class PairBody(TextLines, can_focus=True, inherit_bindings=False):
-    """Every field of one pair as side-by-side columns, long values wrapped in full; arrow keys scroll."""
+    """Every field of one pair as side-by-side columns, long values wrapped; arrow keys scroll."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j,down", "scroll_lines(1)", "Down", show=False, id="pair-scroll-down", tooltip="Scroll down a line"),
@@ -52,6 +108,10 @@ class PairBody(TextLines, can_focus=True, inherit_bindings=False):
         Binding("end", "scroll_edge(1)", "Bottom", show=False, id="pair-bottom", tooltip="Scroll to the end"),
     ]
     """Scrolling keys; no animation (a long payload would take a second to glide through)."""
+
+    DEFAULT_CSS = """
+    PairBody > .pair-body--gutter { color: $text-warning; text-style: bold; }
+    """
 
     def action_scroll_lines(self, lines: int) -> None:
         """Scroll ``lines`` lines (negative: up)."""
@@ -71,21 +131,55 @@ class PairBody(TextLines, can_focus=True, inherit_bindings=False):
         "pair-body--added",
         "pair-body--muted",
         "pair-body--section",
+        "pair-body--gutter",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.pair: PairFields | None = None
         """The pair shown."""
+        self.differences: tuple[str, ...] = ()
+        """The paths that differ (the row's ``Divergence.fields``), in order; empty for a one-sided row."""
+        self.current: int | None = None
+        """Index into ``differences`` of the difference stepped to, or None."""
+        self.show_all = False
+        """Long values drawn whole (``a``) instead of their head and the lines around their differences."""
+        self.difference_lines: list[int | None] = []
+        """Per difference: the terminal line (index into the laid-out lines) it is shown at, or None."""
+        self.highlighted_paths: set[str] = set()
+        """The differences that have highlighted lines in a compared field (or their own row)."""
+        self.hidden_lines = 0
+        """Lines of long values left out (0 once ``show_all``)."""
         self._widths = (12, 8)
         self._prepared: list[Cells | None] | None = None
 
     def show(self, pair: PairFields) -> None:
-        """Show ``pair`` from its first line."""
+        """Show ``pair`` from its first line, long values capped, no difference stepped to."""
         self.pair = pair
+        paired = pair.divergence is not None and pair.category not in ("extra", "missing")
+        self.differences = tuple(f.path for f in pair.divergence.fields) if paired else ()  # type: ignore[union-attr]
+        self.current = None
+        self.show_all = False
         self._prepared = None
         self.invalidate()
         self.scroll_to(y=0, animate=False, immediate=True)
+
+    def set_show_all(self) -> None:
+        """Draw every line of every value (a megabyte takes a moment)."""
+        if self.show_all:
+            return
+        self.show_all = True
+        self._prepared = None
+        self.invalidate()
+
+    def go_to(self, index: int) -> int | None:
+        """Mark difference ``index`` current and scroll it near the top; returns its terminal line (None: not shown)."""
+        self.current = index
+        self.relayout()
+        line = self.difference_lines[index] if index < len(self.difference_lines) else None
+        if line is not None:
+            self.scroll_to(y=max(0, line - 2), animate=False, immediate=True)
+        return line
 
     def styles_changed(self) -> None:
         self._prepared = None  # the prepared cells carry the old theme's colours
@@ -97,75 +191,256 @@ class PairBody(TextLines, can_focus=True, inherit_bindings=False):
             return Style(color=full.color, bgcolor=full.bgcolor)
         return self.foreground(f"pair-body--{name}")
 
+    # -- preparing (once per pair and theme) ----------------------------------
+
     def _prepare(self, pf: PairFields) -> list[Cells | None]:
-        """Every field's ``(mark, name, original, replay)`` cells, independent of width.
+        """Every field's cells, independent of width; ``None`` marks where the "not compared" section starts.
 
-        ``None`` marks where the volatile section starts.
-
-        The expensive part (pretty-printing, the line diff of long values) runs once per pair, not per resize.
+        The expensive part (pretty-printing, finding the paths, the line diffs) runs once per pair, not per resize.
         """
-        cells: list[Cells | None] = [self._cells(fr) for fr in (*pf.changes, *pf.semantic)]
-        if pf.volatile:
+        diffs = self.differences
+        cells: list[Cells | None] = []
+        for fr in pf.changes:
+            index = diffs.index(fr.path) if fr.path in diffs else _UNNAMED
+            cells.append(self._field(fr, "changes", index))
+        for fr in pf.semantic:
+            cells.append(self._field(fr, "semantic", None))
+        volatile = list(pf.volatile) + _ignored_inside(pf)
+        if volatile:
             cells.append(None)
-            cells += [self._cells(fr, volatile=True) for fr in pf.volatile]
+            cells += [self._field(fr, "volatile", None) for fr in volatile]
+        self.hidden_lines = sum(c.left.hidden + c.right.hidden for c in cells if c is not None)
         return cells
 
+    def _field(self, fr: FieldRow, section: str, index: int | None) -> Cells:
+        """The cells of one field; ``index``: the difference a ``changes`` row stands for."""
+        muted = self._style("muted")
+        changed = self._style("changed")
+        both = fr.original is not ABSENT and fr.replay is not ABSENT
+        left_p = _pretty(fr.original, fr.path)
+        right_p = _pretty(fr.replay, fr.path)
+        left_tags: list[Tag] = []
+        right_tags: list[Tag] = []
+        if section == "changes" and index is not None:
+            if both:
+                ra, rb = differing_lines(left_p.lines, right_p.lines)
+                left_tags = [(s, e, index) for s, e in ra] or [(0, len(left_p.lines), index)]
+                right_tags = [(s, e, index) for s, e in rb] or [(0, len(right_p.lines), index)]
+            elif fr.original is not ABSENT:
+                left_tags = [(0, len(left_p.lines), index)]
+            elif fr.replay is not ABSENT:
+                right_tags = [(0, len(right_p.lines), index)]
+        elif section == "semantic" and fr.changed:
+            for i, path in enumerate(self.differences):
+                steps = relative_path(path, fr.path)
+                if steps is None:
+                    continue
+                if not steps and both:
+                    ra, rb = differing_lines(left_p.lines, right_p.lines)
+                    left_tags += [(s, e, i) for s, e in ra] or [(0, len(left_p.lines), i)]
+                    right_tags += [(s, e, i) for s, e in rb] or [(0, len(right_p.lines), i)]
+                    continue
+                for pretty, value, tags in ((left_p, fr.original, left_tags), (right_p, fr.replay, right_tags)):
+                    span = pretty.line_range(steps) if value is not ABSENT else None
+                    if span is not None:
+                        tags.append((span[0], span[1], i))
+            if not left_tags and not right_tags and both:
+                # The divergence names this field's changes in another vocabulary: tint the lines that differ.
+                ra, rb = differing_lines(left_p.lines, right_p.lines)
+                left_tags = [(s, e, _UNNAMED) for s, e in ra]
+                right_tags = [(s, e, _UNNAMED) for s, e in rb]
+        for tags in (left_tags, right_tags):
+            self.highlighted_paths.update(self.differences[t[2]] for t in tags if t[2] >= 0)
+        base = muted if section == "volatile" else Style()
+        left = self._side(fr.original, left_p, left_tags, base, self._style("removed"))
+        right = self._side(fr.replay, right_p, right_tags, base, self._style("added"))
+        if section == "changes":
+            mark, style = Text("Δ ", changed), changed
+        elif fr.changed:
+            mark, style = Text("~ ", changed), changed
+        else:
+            mark, style = Text(""), (muted if section == "volatile" else Style())
+        return Cells(mark, [Text(visible(fr.path), style)], left, right, section)
+
+    def _side(self, value: Any, pretty: Pretty, tags: Sequence[Tag], base: Style, tint: Style) -> Side:
+        """The lines of one side: all of them with ``show_all``, else the head and the lines around ``tags``."""
+        muted = self._style("muted")
+        if value is ABSENT:
+            return Side([Text(ABSENT_TEXT, muted)], [_NONE])
+        lines = pretty.lines
+        total = len(lines)
+        segments = [(0, total)] if self.show_all else keep_lines(
+            total, [(s, e) for s, e, _ in tags], head=HEAD_LINES, per_range=PER_RANGE
+        )
+        out: list[Text] = []
+        out_tags: list[int] = []
+        starts: dict[int, int] = {}
+        hidden = 0
+        done = 0
+
+        def skipped(n: int) -> None:
+            out.append(Text(f"… {n:,} more lines ({SHOW_ALL_HINT})", muted))
+            out_tags.append(_NONE)
+
+        tag_at: dict[int, int] | list[int] = {}
+        if tags and self.show_all:
+            tag_at = [_NONE] * total
+            for s, e, t in reversed(tags):  # the first range naming a line wins
+                tag_at[s:e] = [t] * (e - s)
+        show_all = self.show_all
+        for start, end in segments:
+            if start > done:
+                skipped(start - done)
+                hidden += start - done
+            for j in range(start, end):
+                if show_all:
+                    tag = tag_at[j] if tags else _NONE
+                else:
+                    tag = next((t for s, e, t in tags if s <= j < e), _NONE)
+                raw = lines[j]
+                cut = 0 if show_all else max(0, len(raw) - LINE_CHARS)
+                text = Text(visible(raw[: len(raw) - cut], newlines=True), tint if tag != _NONE else base)
+                if cut:
+                    text.append(f" … {cut:,} more characters ({SHOW_ALL_HINT})", muted)
+                    hidden += 1
+                if tag >= 0 and tag not in starts:
+                    starts[tag] = len(out)
+                out.append(text)
+                out_tags.append(tag)
+            done = end
+        if total > done:
+            skipped(total - done)
+            hidden += total - done
+        return Side(out, out_tags, starts, hidden)
+
+    # -- layout (per width) ---------------------------------------------------
+
     def layout(self, width: int) -> list[Line]:
-        pf = self.pair
-        if pf is None:
+        """The pair's lines at ``width``; the cyclic GC is paused meanwhile (the lines hold no cycles, and
+        full collections over the loaded traces would take longer than laying out a megabyte)."""
+        if self.pair is None:
             return []
+        from tracetui.core.readers import promote_young_objects
+
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return self._layout(self.pair, width)
+        finally:
+            promote_young_objects()
+            if was:
+                gc.enable()
+
+    def _layout(self, pf: PairFields, width: int) -> list[Line]:
         if self._prepared is None:
+            self.highlighted_paths = set()
             self._prepared = self._prepare(pf)
         muted = self._style("muted")
-        paths = [fr.path for fr in (*pf.changes, *pf.semantic, *pf.volatile)]
+        paths = [c.name[0].plain for c in self._prepared if c is not None]
         longest = max((len(p) for p in paths), default=10) + 1
         field_w = max(12, min(34, longest, width // 4))
-        value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR)) // 2)
+        value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR) - 1) // 2)
         self._widths = (field_w, value_w)
-        lines = self._columns(Text(""), [Text("field", muted)], [Text("original", muted)], [Text("replay", muted)])
+        blank = [Text()]
+        lines: list[Line] = self._columns(
+            Text(""), [Text("field", muted)], blank, [Text("original", muted)], blank, [Text("replay", muted)]
+        )
         lines.append(Text("─" * width, muted))
+        found: dict[int, tuple[int, int]] = {}  # difference -> (priority, terminal line); compared field first
         for cells in self._prepared:
             if cells is None:
                 lines.append(Text("  not compared", self._style("section")))
                 lines.append(Text())
                 continue
-            lines += self._columns(*cells)
+            left, lgut, lstarts = self._fold_side(cells.left, value_w)
+            right, rgut, rstarts = self._fold_side(cells.right, value_w)
+            priority = 0 if cells.section == "semantic" else 1
+            for i, at in (*lstarts.items(), *rstarts.items()):
+                here = (priority, len(lines) + at)
+                if i not in found or here < found[i]:
+                    found[i] = here
+            lines += self._columns(cells.mark, fold(cells.name, field_w), lgut, left, rgut, right)
             lines.append(Text())
+        self.difference_lines = [found[i][1] if i in found else None for i in range(len(self.differences))]
         return lines
 
-    def _columns(self, mark: Text, name: Sequence[Text], left: Sequence[Text], right: Sequence[Text]) -> list[Line]:
+    def _fold_side(self, side: Side, width: int) -> tuple[list[Text], list[Text], dict[int, int]]:
+        """The side's lines wrapped at ``width``, a gutter line per wrapped line, and where each difference starts."""
+        gutter_style = self._style("gutter")
+        out: list[Text] = []
+        gutter: list[Text] = []
+        offsets: list[int] = []
+        current_line = side.starts.get(self.current) if self.current is not None else None
+        blank = Text()
+        for k, (line, tag) in enumerate(zip(side.lines, side.tags, strict=True)):
+            plain = line.plain
+            if len(plain) <= width and plain.isascii():  # most lines of pretty JSON: one cell a character
+                offsets.append(len(out))
+                out.append(line)
+                gutter.append(blank if tag == _NONE else Text(CURRENT if k == current_line else GUTTER, gutter_style))
+                continue
+            parts = fold([line], width)
+            offsets.append(len(out))
+            out += parts
+            if tag == _NONE:
+                gutter += [blank] * len(parts)
+            else:
+                gutter.append(Text(CURRENT if k == current_line else GUTTER, gutter_style))
+                gutter += [Text(GUTTER, gutter_style) for _ in parts[1:]]
+        first_of = {i: offsets[k] for i, k in side.starts.items()}
+        return out, gutter, first_of
+
+    def _columns(
+        self,
+        mark: Text,
+        name: Sequence[Text],
+        lgut: Sequence[Text],
+        left: Sequence[Text],
+        rgut: Sequence[Text],
+        right: Sequence[Text],
+    ) -> list[Line]:
         field_w, value_w = self._widths
         return side_by_side(
             [
                 ([mark], 2),
-                (fold(name, field_w), field_w),
-                (fold(left, value_w), value_w),
-                (fold(right, value_w), value_w),
+                (list(name), field_w),
+                (list(lgut), 1),
+                (list(left), value_w),
+                (list(rgut), 1),
+                (list(right), value_w),
             ],
-            [Text(), Text(" "), Text(SEPARATOR, self._style("muted")), Text()],
+            [Text(), Text(), Text(), Text(SEPARATOR, self._style("muted")), Text(), Text()],
         )
 
-    def _cells(self, fr: FieldRow, *, volatile: bool = False) -> Cells:
-        muted = self._style("muted")
-        style = self._style("changed") if fr.changed else (muted if volatile else Style())
-        left, left_total = _cell(fr.original, fr.path)
-        right, right_total = _cell(fr.replay, fr.path)
-        value_style = muted if volatile else Style()
-        if fr.changed and fr.original is not ABSENT and fr.replay is not ABSENT:
-            lt, rt = _line_diff(left, right, self._style("removed"), self._style("added"))
-        else:
-            lt = [Text(line, value_style) for line in left.split("\n")]
-            rt = [Text(line, value_style) for line in right.split("\n")]
-        # No such field on that side (a recorded null shows as ``null``).
-        if fr.original is ABSENT:
-            lt = [Text(ABSENT_TEXT, muted)]
-        if fr.replay is ABSENT:
-            rt = [Text(ABSENT_TEXT, muted)]
-        for lines, total in ((lt, left_total), (rt, right_total)):
-            if total > FULL_LIMIT:
-                lines.append(Text(f"… {total - FULL_LIMIT:,} more characters not shown ({total:,} in all)", muted))
-        mark = Text("~ " if fr.changed else "", style + Style(bold=True))
-        return mark, [Text(visible(fr.path), style)], lt, rt
+
+def _pretty(value: Any, path: str) -> Pretty:
+    if value is ABSENT:
+        return Pretty([ABSENT_TEXT], False, value)
+    if path == "duration_ns" and isinstance(value, int):
+        return Pretty([format_duration(value)], False, value)
+    return pretty_value(value)
+
+
+def _ignored_inside(pf: PairFields) -> list[FieldRow]:
+    """Never-compared values inside compared fields (``llm.messages[2].tool_call_id``...), both sides."""
+    from tracetui.core.compare import semantic_fields
+
+    a = nested_volatile(semantic_fields(pf.original)) if pf.original is not None else {}
+    b = nested_volatile(semantic_fields(pf.replay)) if pf.replay is not None else {}
+    return [FieldRow(p, a.get(p, ABSENT), b.get(p, ABSENT), False) for p in dict.fromkeys([*a, *b])]
+
+
+class PairStatus(Static):
+    """One line under the pair: which difference is shown, what ``c``/``w`` take, how much is left out."""
+
+    DEFAULT_CSS = """
+    PairStatus {
+        height: 1;
+        background: $panel;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
 
 
 class PairScreen(Screen[int]):
@@ -178,6 +453,20 @@ class PairScreen(Screen[int]):
         Binding("f", "first", "First div", id="pair-first-divergence", tooltip="Show the first divergent pair"),
         Binding("n", "step(1)", "Next div", id="pair-next-divergence", tooltip="Show the next divergent pair"),
         Binding("p", "step(-1)", "Prev div", id="pair-previous-divergence", tooltip="Show the previous divergent pair"),
+        Binding("right_square_bracket", "difference(1)", "Next diff", id="pair-next-difference",
+                tooltip="Scroll to the next differing path of this pair (highlighted ▌; wraps around)"),
+        Binding("left_square_bracket", "difference(-1)", "Prev diff", show=False, id="pair-previous-difference",
+                tooltip="Scroll to the previous differing path of this pair (wraps around)"),
+        Binding("c", "copy_json", "Copy", id="pair-copy-json",
+                tooltip="Copy the span's JSON to the clipboard (OSC 52): both sides as "
+                        "{\"original\": ..., \"replay\": ...}, or the side s picks"),
+        Binding("w", "write_json", "Write", show=False, id="pair-write-json",
+                tooltip="Write the span's JSON to a new file in the current directory (for terminals "
+                        "without OSC 52; never overwrites)"),
+        Binding("s", "cycle_side", "Side", show=False, id="pair-copy-side",
+                tooltip="Choose what c and w take: both sides, the original or the replay"),
+        Binding("a", "show_all", "All", show=False, id="pair-show-all",
+                tooltip="Show long values in full instead of their head and the lines around their differences"),
     ]
 
     def __init__(self, diff: TraceDiff, row: int) -> None:
@@ -185,11 +474,17 @@ class PairScreen(Screen[int]):
         self._diff = diff
         self.row = row
         """The aligned row shown."""
+        self.side = "both"
+        """What ``c`` and ``w`` take: one of ``tracetui.core.export.SIDES``."""
+        self.last_written: Path | None = None
+        """The file ``w`` wrote last."""
         self._divergent = sorted(diff.divergent_rows)
+        self._pf: PairFields | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="pair-title", markup=False)
         yield PairBody(id="pair-body")
+        yield PairStatus(id="pair-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -198,8 +493,31 @@ class PairScreen(Screen[int]):
 
     def _show(self) -> None:
         pf = pair_fields(self._diff, self.row)
+        self._pf = pf
+        if self.side == "original" and pf.original is None or self.side == "replay" and pf.replay is None:
+            self.side = "both"
         self.query_one("#pair-title", Static).update(self._title(pf))
         self.query_one(PairBody).show(pf)
+        self._update_status()
+        self.call_after_refresh(self._update_status)  # how much is left out is known once laid out
+
+    def _update_status(self) -> None:
+        body = self.query_one(PairBody)
+        muted = self._style("muted")
+        text = Text(no_wrap=True, overflow="ellipsis")
+        n = len(body.differences)
+        if body.current is not None and n:
+            text.append(f"difference {body.current + 1} of {n}: ", Style(bold=True))
+            text.append(visible(body.differences[body.current]), self._style("changed"))
+        elif n:
+            text.append(f"{n} difference{'s' if n != 1 else ''} highlighted ▌ (] next, [ previous)", muted)
+        else:
+            text.append("no differing paths to step through", muted)
+        side = "both sides" if self.side == "both" else f"the {self.side}"
+        text.append(f"  ·  c copies / w writes {side} (s changes)", muted)
+        if body.hidden_lines:
+            text.append(f"  ·  {body.hidden_lines:,} lines left out (a shows all)", muted)
+        self.query_one(PairStatus).update(text)
 
     def action_close(self) -> None:
         """Back to the aligned view, its cursor on the row shown here."""
@@ -227,6 +545,76 @@ class PairScreen(Screen[int]):
             return
         self.row = target
         self._show()
+
+    def action_difference(self, direction: int) -> None:
+        """Scroll to the next (1) or previous (-1) differing path of this pair, wrapping; bell when there is none."""
+        body = self.query_one(PairBody)
+        n = len(body.differences)
+        if not n:
+            self.app.bell()
+            return
+        if body.current is None:
+            index = 0 if direction > 0 else n - 1
+        else:
+            index = (body.current + direction) % n
+        body.go_to(index)
+        self._update_status()
+
+    def action_cycle_side(self) -> None:
+        """Switch what ``c``/``w`` take: both sides, then the original, then the replay (sides that exist)."""
+        pf = self._pf
+        have = {"both": True, "original": pf is not None and pf.original is not None,
+                "replay": pf is not None and pf.replay is not None}
+        i = SIDES.index(self.side)
+        for step in range(1, len(SIDES) + 1):
+            candidate = SIDES[(i + step) % len(SIDES)]
+            if have[candidate]:
+                self.side = candidate
+                break
+        self._update_status()
+
+    def span_json(self) -> str:
+        """The JSON ``c`` and ``w`` take (``tracetui.core.export.span_json`` of the chosen side)."""
+        pf = self._pf or pair_fields(self._diff, self.row)
+        return span_json(pf.original, pf.replay, self.side)
+
+    def action_copy_json(self) -> None:
+        """Copy the span's JSON to the clipboard with OSC 52 (the terminal must allow it; ``w`` writes a file)."""
+        payload = self.span_json()
+        self.app.copy_to_clipboard(payload)
+        side = "both spans" if self.side == "both" else f"the {self.side} span"
+        self.notify(
+            f"Copied {side} of row {self.row} as JSON ({len(payload):,} characters). "
+            "If nothing was copied, your terminal ignores OSC 52: w writes it to a file.",
+            title="copy",
+        )
+
+    def action_write_json(self) -> None:
+        """Write the span's JSON to a fresh file in the current directory and say where."""
+        payload = self.span_json()
+        stem = f"tracetui-row{self.row}-{self.side}"
+        try:
+            path = write_new_file(Path.cwd(), stem, payload.encode("utf-8", "surrogatepass") + b"\n")
+        except OSError as exc:
+            self.notify(f"Could not write the span's JSON in {Path.cwd()}: {exc.strerror or exc}",
+                        title="write", severity="error")
+            return
+        self.last_written = path
+        self.notify(f"Wrote {path}", title="write")
+
+    def action_show_all(self) -> None:
+        """Draw long values whole (the lines left out so far)."""
+        body = self.query_one(PairBody)
+        if body.show_all or not body.hidden_lines:
+            self.app.bell()
+            return
+        self.notify(f"Laying out {body.hidden_lines:,} more lines…", title="show all", timeout=2)
+        body.set_show_all()
+        if body.current is not None:
+            body.go_to(body.current)  # lays out once, keeps the difference in view
+        else:
+            body.relayout()
+        self._update_status()
 
     # -- rendering ----------------------------------------------------------
 
@@ -260,44 +648,3 @@ def _span_line(span: Span | None) -> Text:
         return Text("—")
     where = f"  (span {span.span_id}" + (f", line {span.line}" if span.line is not None else "") + ")"
     return Text(f"{span.kind.value} {span_label(span)}" + visible(where))
-
-
-def _cell(value: Any, path: str) -> tuple[str, int]:
-    if value is ABSENT:
-        return ABSENT_TEXT, len(ABSENT_TEXT)
-    if path == "duration_ns" and isinstance(value, int):
-        return format_duration(value), 1
-    return full_text(value, FULL_LIMIT)
-
-
-LINE_DIFF_MAX = 2_000
-"""Differing middle (in lines, either side) above which the line diff tints it whole instead of matching."""
-
-
-def _line_diff(left: str, right: str, removed: Style, added: Style) -> tuple[list[Text], list[Text]]:
-    """Both values as lines, the lines that differ tinted (original: removed, replay: added).
-
-    The common leading and trailing lines are trimmed first (the usual case: a
-    long payload that differs in a few lines), so ``difflib`` only sees the
-    middle; a middle longer than ``LINE_DIFF_MAX`` lines is tinted whole.
-    """
-    a, b = left.split("\n"), right.split("\n")
-    head = 0
-    while head < len(a) and head < len(b) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(mid_a) > LINE_DIFF_MAX or len(mid_b) > LINE_DIFF_MAX:
-        opcodes = [("replace", 0, len(mid_a), 0, len(mid_b))]
-    else:
-        opcodes = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes()
-    lt = [Text(line) for line in a[:head]]
-    rt = [Text(line) for line in b[:head]]
-    for tag, i1, i2, j1, j2 in opcodes:
-        lt += [Text(mid_a[i], removed if tag != "equal" else "") for i in range(i1, i2)]
-        rt += [Text(mid_b[j], added if tag != "equal" else "") for j in range(j1, j2)]
-    lt += [Text(line) for line in a[len(a) - tail :]]
-    rt += [Text(line) for line in b[len(b) - tail :]]
-    return lt, rt
