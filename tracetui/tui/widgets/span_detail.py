@@ -56,7 +56,12 @@ class SpanDetail(TextLines, can_focus=False):
         "span-detail--muted",
         "span-detail--section",
         "span-detail--label",
+        "span-detail--match",
     }
+
+    DEFAULT_CSS = """
+    SpanDetail > .span-detail--match { background: $accent 55%; color: $text; text-style: bold; }
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -65,6 +70,26 @@ class SpanDetail(TextLines, can_focus=False):
         self._message: Text | None = None
         self._labels: dict[int, Label] = {}
         self._by_id: dict[tuple[int, str], dict[str, Any]] = {}
+        self._highlight = ""
+
+    @property
+    def highlight(self) -> str:
+        """The search term highlighted in the fields shown ("" when none)."""
+        return self._highlight
+
+    def set_highlight(self, term: str) -> None:
+        """Highlight ``term`` (any case) wherever the pane shows it: field names, values, titles, breadcrumb;
+        "" clears."""
+        if term != self._highlight:
+            self._highlight = term
+            self.invalidate()
+
+    def _mark(self, text: Text) -> Text:
+        """``text`` with the search term highlighted (in place), when one is set."""
+        if self._highlight:
+            text.highlight_words([self._highlight], self.get_component_rich_style("span-detail--match"),
+                                 case_sensitive=False)
+        return text
 
     @property
     def labels(self) -> dict[int, Label]:
@@ -155,7 +180,7 @@ class SpanDetail(TextLines, can_focus=False):
                 if i:
                     path.append(" › ", muted)
                 path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
-            lines += fold(path, width, max_lines=2)
+            lines += fold(self._mark(path), width, max_lines=2)
         label = self._labels.get(pf.row)
         if label is not None:
             lines += fold(_label_line(label, self._style("label"), muted), width, max_lines=VALUE_LINES)
@@ -199,6 +224,7 @@ class SpanDetail(TextLines, can_focus=False):
         """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall."""
         height = VALUE_LINES if wrap else 1
         marks = [Text(mark + " ", (mark_style or Style()) + Style(bold=True))]
+        name, left, right = self._mark(name), self._mark(left), self._mark(right)
         return side_by_side(
             [(marks, 2), (fold(name, field_w, height), field_w), (fold(left, value_w, height), value_w),
              (fold(right, value_w, height), value_w)],
@@ -246,7 +272,7 @@ def _changed_values(a: Any, b: Any, limit: int, style: Style) -> tuple[Text, Tex
     """
     sa, sb = one_line(a, 20 * limit), one_line(b, 20 * limit)
     same = 0
-    for ca, cb in zip(sa, sb):
+    for ca, cb in zip(sa, sb, strict=False):
         if ca != cb:
             break
         same += 1
