@@ -70,7 +70,8 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_view(args: argparse.Namespace, err: TextIO) -> int:
     """``tracetui [view] ORIGINAL REPLAY``: open the TUI (Textual is imported here only)."""
-    for ref in (args.original, args.replay):
+    watch = bool(getattr(args, "watch", False))
+    for ref in (args.original,) if watch else (args.original, args.replay):  # --watch: the replay may come later
         path, _run = split_run_ref(ref)
         if not os.path.exists(path):
             raise ReadError(path, "no such file")
@@ -86,6 +87,7 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
         replay_format=args.input_format,
         trace_id=args.trace_id,
         replay_trace_id=args.replay_trace_id,
+        watch=watch,
     )
     app.run()
     return int(app.return_code or 0)

@@ -1,4 +1,5 @@
-"""StatusBar: one line of facts about the pair: files, span counts, divergences, load warnings."""
+"""StatusBar: one line of facts about the pair: files, span counts, divergences, load warnings; in watch
+mode, first, whether the replay is being followed and how many spans arrived."""
 
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ class StatusBar(Static):
         self._diff: TraceDiff | None = None
         self._row = 0
         self._base: Text = Text()
+        self._watch: Text | None = None
+        self._filter = ""
+        self.filter_text = ""
+        """What the view's filters and folds hide (``AlignedView.filter_summary``), empty when nothing is."""
+        self.watch_text = ""
+        """The watch-mode part of the line as plain text (empty outside watch mode)."""
 
     def _style(self, name: str) -> Style:
         full = self.get_component_rich_style(f"status-bar--{name}")
@@ -74,11 +81,58 @@ class StatusBar(Static):
         text.append(SEP + visible(message), self._style("muted"))
         self.update(text, layout=False)  # one line, always: no layout pass per cursor move
 
+    def set_watch(self, state: str, replay: str, arrived: int, *, following: bool, torn: bool = False,
+                  reason: str = "") -> None:
+        """Watch mode: put the watch state at the start of the line.
+
+        Args:
+            state: ``waiting`` (no replay file yet, or empty), ``following`` (read as it grows),
+                ``complete`` (the writer compacted the file: the run ended, the watch stopped) or
+                ``stopped`` (the watch ended otherwise).
+            replay: The replay file.
+            arrived: Spans read since the watch began.
+            following: The cursor follows each new span (``F``).
+            torn: A last line is still being written (held back, not shown).
+            reason: Why the watch stopped, when not because the run completed.
+        """
+        name = visible(os.path.basename(replay))
+        text = Text(no_wrap=True, overflow="ellipsis")
+        if state == "waiting":
+            text.append(f"waiting for {name}…", self._style("warning"))
+        elif state == "following":
+            text.append(f"following {name}", self._style("clean"))
+            text.append(f" · {_plural(arrived, 'new span')}", self._style("muted"))
+            if torn:
+                text.append(" · a line is being written", self._style("muted"))
+            text.append(" · following the end (F stops)" if following else " · F follows the end", self._style("muted"))
+        else:
+            done = "stopped: replay complete" if state == "complete" else "stopped watching"
+            text.append(f"{done} ({name})", self._style("warning"))
+            text.append(f" · {_plural(arrived, 'new span')}", self._style("muted"))
+            if reason:
+                text.append(f" · {visible(reason)}", self._style("muted"))
+        self._watch = text
+        self.watch_text = text.plain
+        if self._diff is not None:
+            self.show_diff(self._diff)
+        else:
+            self.update(text, layout=False)
+
+    def set_filter(self, summary: str) -> None:
+        """Say what the view's filters and folds hide (``showing 1,203 of 100,003 rows: tool; divergent only``),
+        or nothing (empty ``summary``): shown after the divergence count."""
+        self._filter = self.filter_text = summary
+        if self._diff is not None:
+            self.show_diff(self._diff)
+
     def show_diff(self, diff: TraceDiff) -> None:
         """Summary of a loaded pair; the cursor position is added by ``show_row``."""
         self._diff = diff
         muted = self._style("muted")
         text = Text(no_wrap=True, overflow="ellipsis")
+        if self._watch is not None:
+            text.append_text(self._watch)
+            text.append(SEP, muted)
         # Most important first: a narrow terminal cuts the end of the line.
         count = len(diff.divergences)
         if count:
@@ -88,6 +142,9 @@ class StatusBar(Static):
                 text.append(f" · first: row {first.row} {first.type.value}", self._style("divergent"))
         else:
             text.append("no divergence", self._style("clean"))
+        if self._filter:
+            text.append(SEP, muted)
+            text.append(visible(self._filter), self._style("warning"))
         notice = issues_summary(diff)
         if notice:
             text.append(SEP, muted)

@@ -1,0 +1,120 @@
+"""Watch mode: the app follows a replay file while another writer appends to it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from tracetui.core.harness.writer import TraceWriter
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.native import dumps_trace
+from tracetui.tui.app import TraceTuiApp
+from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.status_bar import StatusBar
+
+
+def _span(sid: str, parent: str | None, seq: int, name: str, args: dict | None = None) -> Span:
+    if parent is None:
+        return Span(sid, None, seq, SpanKind.AGENT, "invoke_agent bot", 1, 2, Status.OK, None, {"input": "x"})
+    return Span(sid, parent, seq, SpanKind.TOOL, name, 1, 2, Status.OK, None,
+                {"tool_name": name, "arguments": args or {}, "output": "ok"})
+
+
+ORIGINAL = [_span("o0", None, 0, ""), *(_span(f"o{i}", "o0", i, f"tool{i}", {"i": i}) for i in range(1, 9))]
+REPLAY = [_span("r0", None, 0, ""), *(_span(f"r{i}", "r0", i, f"tool{i}", {"i": i}) for i in range(1, 9)),
+          _span("r9", "r0", 9, "extra")]
+
+
+async def until(pilot, cond: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+    """Let the app run until ``cond()`` holds (polling, with a deadline)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def _replay_ids(app: TraceTuiApp) -> list[str | None]:
+    d = app.diff
+    assert d is not None
+    return [d.replay.spans[r.replay].span_id if r.replay is not None else None for r in d.rows]
+
+
+def _write(fh, data: bytes) -> None:
+    fh.write(data)
+    fh.flush()
+
+
+async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
+    op, rp = tmp_path / "original.jsonl", tmp_path / "replay.jsonl"
+    op.write_bytes(dumps_trace({"run_id": "o"}, ORIGINAL))
+    lines = dumps_trace({"run_id": "r"}, REPLAY).splitlines(keepends=True)  # header, root, children, extra
+    app = TraceTuiApp(op, rp, watch=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        bar = app.query_one(StatusBar)
+        view = app.query_one(AlignedView)
+        # No replay file yet: waiting, not an error.
+        await until(pilot, lambda: "waiting for replay.jsonl" in bar.watch_text, "the waiting state")
+        assert app.load_error is None and app.diff is None
+        with rp.open("wb") as fh:
+            _write(fh, lines[0] + lines[1] + lines[2])  # header, root, first child
+            await until(pilot, lambda: app.diff is not None and "r1" in _replay_ids(app), "the first spans")
+            assert "following replay.jsonl" in bar.watch_text and "2 new spans" in bar.watch_text
+            assert len(app.diff.rows) == 9  # the original's skeleton: every original span has its row already
+            view.cursor_row = 5
+            # A torn write: half of the next line. No row for it until the rest arrives.
+            _write(fh, lines[3][:25])
+            await until(pilot, lambda: "being written" in bar.watch_text, "the torn-line notice")
+            assert "r2" not in _replay_ids(app)
+            _write(fh, lines[3][25:])
+            await until(pilot, lambda: "r2" in _replay_ids(app), "the completed line")
+            assert view.cursor_row == 5  # not following: the cursor stays where the user put it
+            assert "3 new spans" in bar.watch_text
+            # Follow: F puts the cursor on the newest span, and it moves with each new one.
+            await pilot.press("F")
+            assert app.following and view.cursor_row == _replay_ids(app).index("r2")
+            for line in lines[4:]:
+                _write(fh, line)
+            await until(pilot, lambda: "r9" in _replay_ids(app), "the extra span")
+            ids = _replay_ids(app)
+            assert ids.index("r9") == len(ids) - 1  # the replay-only span is appended, never inserted
+            await until(pilot, lambda: view.cursor_row == ids.index("r9"), "the cursor following")
+            assert "10 new spans" in bar.watch_text and "following the end" in bar.watch_text
+            await pilot.press("F")
+            assert not app.following
+
+
+async def test_watch_writer_compaction_is_handled(tmp_path: Path) -> None:
+    """Our writer: spans when they end (root last), header completed in place, then an atomic rename."""
+    op, rp = tmp_path / "original.jsonl", tmp_path / "replay.jsonl"
+    op.write_bytes(dumps_trace({"run_id": "o"}, ORIGINAL))
+    w = TraceWriter(str(rp))
+    w.header({"run_id": "r"})
+    app = TraceTuiApp(op, rp, watch=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.query_one(AlignedView)
+        bar = app.query_one(StatusBar)
+        await until(pilot, lambda: app.diff is not None, "the first diff")
+        for s in REPLAY[1:5]:
+            w.span(s)
+        await until(pilot, lambda: "r4" in _replay_ids(app), "children before their parent")
+        assert _replay_ids(app)[1] == "r1"  # paired with the original's first child at once
+        view.cursor_row = 3
+        for s in REPLAY[5:]:
+            w.span(s)
+        w.span(REPLAY[0])
+        w.complete_header({"run_id": "r", "redaction": {"rules": []}})
+        await until(pilot, lambda: "r0" in _replay_ids(app), "the root")
+        assert _replay_ids(app)[0] == "r0" and view.cursor_row == 3
+        ino = os.stat(rp).st_ino
+        w.close()  # compaction: a new inode replaces the file
+        assert os.stat(rp).st_ino != ino
+        await until(pilot, lambda: app.watch_state == "complete", "the stopped state")
+        assert "stopped: replay complete" in bar.watch_text and not app.watching
+        assert view.cursor_row == 3 and _replay_ids(app)[3] == "r3"  # same span, same row
+        assert app.diff.replay.header["redaction"] == {"rules": []}
+        assert [d.type.value for d in app.diff.divergences] == ["unrecorded_call"]
+        await asyncio.sleep(0)

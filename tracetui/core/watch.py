@@ -1,0 +1,464 @@
+"""Following a replay while it is written: an incremental tail reader and a diff whose rows never move.
+
+``TailReader`` re-reads a replay file as it grows. For tracetui/1 (what
+``tracetui replay`` writes) it keeps a byte offset and parses only the new
+lines with the native reader's own line loop (``readers.native``); a torn last
+line (no newline yet) waits in a buffer until its end arrives, so it never
+becomes a span, nor an issue. What our writer (``core/harness/writer.py``)
+does to the file is handled:
+
+- the header line is written first with spare room and completed *in place*
+  when the run ends: its bytes are compared on every poll and re-parsed when
+  they changed;
+- at close the file is compacted and *replaced* (a rename: a new inode): a
+  replaced or truncated file is read again from scratch (``replaced``), and a
+  replacement whose header has no spare room left is reported ``complete``;
+- a file that does not exist yet, or is empty, is ``waiting``, not an error.
+
+Other formats are read whole again (``read_replay``) whenever the file changed;
+a read that fails half-way through a write keeps the previous spans.
+
+``LiveDiff`` turns successive snapshots into ``LiveTraceDiff`` objects whose
+row indices are stable. Rows are *slots*: first one per original span, in the
+original's depth-first order (a skeleton: the replay fills it in), then one per
+replay-only span, appended as they arrive. Each update aligns the original with
+everything read so far (``diff_traces``: the alignment and comparison are the
+library's own, so the divergences are the batch diff's) and puts each aligned
+row in the slot of its original span, or of its replay span (by ``span_id``),
+or a new slot at the end. See docs/watch.md for the guarantees and where they
+end.
+
+The writer writes a span when it *ends*, so children come before their parent
+(the root last). A span whose parent is not written yet hangs under a
+*placeholder* of that parent (``PLACEHOLDER`` attribute, no data): the first
+one stands for the run's root (the original root's kind), so the children pair
+with the original's children at once instead of floating as extra roots.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from tracetui.core.diff import Divergence, TraceDiff, diff_traces
+from tracetui.core.errors import TracetuiError
+from tracetui.core.model import ReadIssue, Span, SpanKind, Status, Trace
+from tracetui.core.readers import SNIFF_BYTES, finish_spans, read_replay, sniff_format
+from tracetui.core.readers.native import _BOM, _header, _LineParser
+from tracetui.core.readers.jsondoc import bom_issue
+
+__all__ = ["PLACEHOLDER", "LiveDiff", "LiveTraceDiff", "ReplaySnapshot", "TailReader"]
+
+PLACEHOLDER = "tracetui.placeholder"
+"""Attribute set (True) on a span the watcher made up for a parent not written yet."""
+
+_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class ReplaySnapshot:
+    """What a replay file holds at one poll.
+
+    Attributes:
+        state: ``waiting`` (no file, or empty), ``following`` (read, may grow), ``complete`` (replaced by
+            a compacted file: the writer closed it).
+        header: The run's header (may change in place while the run goes).
+        spans: The run's spans in file order (shared with the reader: do not mutate them).
+        issues: Lines skipped or doubted, with their line numbers.
+        torn: True when a last line without its newline is held back.
+        replaced: True when this poll found the file replaced or truncated and read it from the start.
+        changed: False when nothing changed since the previous poll.
+        format: The reader's name.
+    """
+
+    state: str
+    header: dict[str, Any] = field(default_factory=dict)
+    spans: list[Span] = field(default_factory=list)
+    issues: list[ReadIssue] = field(default_factory=list)
+    torn: bool = False
+    replaced: bool = False
+    changed: bool = True
+    format: str = "tracetui"
+
+
+class TailReader:
+    """Re-read a replay file as it grows (see the module docstring).
+
+    Args:
+        path: The replay file (need not exist yet).
+        format: Reader name; default sniffed from the content once it has some.
+        trace_id: Run to follow in a file holding several (default: the first run).
+
+    ``poll()`` never raises for a file that is missing, empty, torn or damaged:
+    damage becomes ``ReadIssue`` entries with line numbers. Not thread-safe:
+    one thread polls.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, format: str | None = None, trace_id: str | None = None) -> None:
+        self.path = os.fspath(path)
+        self.format = format
+        self.trace_id = trace_id
+        self._saw_padded = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ident: tuple[int, int] | None = None
+        self._offset = 0
+        self._partial = bytearray()
+        self._parser: _LineParser | None = None
+        self._header_line: bytes | None = None  # the first header's bytes as last read (spare room included)
+        self._stamp: tuple[int, int] | None = None  # (size, mtime_ns), other formats
+        self._other: ReplaySnapshot | None = None
+        self._format: str | None = self.format
+        self._header_at = 0  # where the first header line starts (3 after a byte-order mark)
+        self._complete = False
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the file consumed so far (complete lines; the torn last line is not counted)."""
+        return self._offset - len(self._partial)
+
+    def poll(self) -> ReplaySnapshot:
+        """Read whatever is new; see ``ReplaySnapshot``.
+
+        Raises:
+            OSError: the file exists but cannot be read (permissions).
+        """
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            had = self._ident is not None
+            self._reset()
+            return ReplaySnapshot("waiting", replaced=had, changed=had)
+        with fh:
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            replaced = False
+            if self._ident is not None and (ident != self._ident or st.st_size < self._offset):
+                self._reset()
+                replaced = True
+            self._ident = ident
+            if st.st_size == 0:
+                return ReplaySnapshot("waiting", replaced=replaced, changed=replaced or self._parser is not None)
+            if self._format is None:
+                head = fh.read(SNIFF_BYTES)
+                fh.seek(0)
+                if head.isspace():
+                    return ReplaySnapshot("waiting", replaced=replaced)
+                self._format = sniff_format(head)
+                if self._format is None and b"\n" not in head and len(head) < SNIFF_BYTES:
+                    self._ident = None  # a first line still being written: sniff again later
+                    return ReplaySnapshot("waiting", replaced=replaced, changed=False)
+            if self._format != "tracetui":
+                return self._poll_other(st, replaced)
+            return self._poll_native(fh, st, replaced)
+
+    # -- tracetui/1: incremental ------------------------------------------------------
+
+    def _poll_native(self, fh: Any, st: os.stat_result, replaced: bool) -> ReplaySnapshot:
+        changed = replaced
+        if self._parser is None:
+            self._parser = _LineParser(self.path)
+            changed = True
+        parser = self._parser
+        if self._header_line is not None:  # rewritten in place by the writer when the run ends?
+            now = os.pread(fh.fileno(), len(self._header_line), self._header_at)
+            if now != self._header_line:
+                changed = True
+                self._header_line = now
+                self._reparse_header(now)
+        if st.st_size > self._offset:
+            fh.seek(self._offset)
+            data = fh.read(st.st_size - self._offset)
+            self._offset += len(data)
+            if data:
+                changed = True
+                if self._offset == len(data) and data.startswith(_BOM):
+                    parser.out.issues.append(bom_issue(self.path, 1))
+                    self._partial += data[len(_BOM):]
+                    self._header_at = len(_BOM)
+                else:
+                    self._partial += data
+                self._feed()
+        run = self._run()
+        if self._header_line is not None and self._header_line.endswith(b" "):
+            self._saw_padded = True  # our writer, streaming: its close compacts the header
+        elif replaced and self._saw_padded and self._header_line is not None and not self._partial:
+            self._complete = True  # replaced by the compacted file: the run ended
+        state = "complete" if self._complete else "following"
+        return ReplaySnapshot(state, dict(run.header) if run is not None else {},
+                              list(run.spans) if run is not None else [],
+                              list(parser.out.issues) + (list(run.issues) if run is not None else []),
+                              torn=bool(self._partial), replaced=replaced, changed=changed, format="tracetui")
+
+    def _feed(self) -> None:
+        """Parse the complete lines of the buffer; keep the torn rest."""
+        assert self._parser is not None
+        buf = self._partial
+        first = self._parser.lineno == 0 and not self._parser.out.runs[0].header
+        with memoryview(buf) as view:
+            pos = self._parser.lines(buf, view, len(buf), final=False)
+        if first and self._header_line is None and self._parser.out.runs[0].header:
+            end = buf.find(b"\n")
+            if 0 <= end < pos:
+                self._header_line = bytes(buf[:end])
+        del buf[:pos]
+
+    def _reparse_header(self, line: bytes) -> None:
+        assert self._parser is not None
+        text = line.rstrip(b"\r\n ")
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return  # caught mid-rewrite: the next poll sees the whole line
+        if isinstance(obj, dict) and "schema" in obj:
+            runs = self._parser.out.runs
+            _header(obj, runs[0], runs[:1], self.path, 1, [])
+
+    def _run(self) -> Any:
+        assert self._parser is not None
+        runs = [r for r in self._parser.out.runs if r.spans or r.header]
+        if not runs:
+            return None
+        if self.trace_id is not None:
+            want = self.trace_id.lower()
+            for r in runs:
+                names = {r.trace_id, r.header.get("run_id") if r.header else None}
+                if any(isinstance(n, str) and n.lower() == want for n in names):
+                    return r
+        return runs[0]
+
+    # -- other formats: read whole again --------------------------------------------------
+
+    def _poll_other(self, st: os.stat_result, replaced: bool) -> ReplaySnapshot:
+        stamp = (st.st_size, st.st_mtime_ns)
+        if stamp == self._stamp and self._other is not None and not replaced:
+            snap = self._other
+            return ReplaySnapshot(snap.state, snap.header, snap.spans, snap.issues, False, False, False, snap.format)
+        self._stamp = stamp
+        try:
+            trace = read_replay(self.path, format=self._format, trace_id=self.trace_id)
+        except (TracetuiError, ValueError, OSError) as exc:
+            # Half-written JSON document: keep what was read last, say why.
+            prev = self._other
+            issue = ReadIssue(self.path, getattr(exc, "line", None), "", f"not readable yet ({exc}); keeping the last read", "warning")
+            if prev is None:
+                return ReplaySnapshot("waiting", issues=[issue], replaced=replaced, format=self._format or "")
+            return ReplaySnapshot(prev.state, prev.header, prev.spans, [*prev.issues, issue], True, replaced, False, prev.format)
+        self._other = ReplaySnapshot("following", trace.header, trace.spans, trace.issues, False, replaced, True, trace.format)
+        return self._other
+
+
+# -- the diff whose rows stay put ------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LiveTraceDiff(TraceDiff):
+    """A ``TraceDiff`` of a replay still being written, rows in stable slots.
+
+    Attributes:
+        pending: Rows of original spans the replay has not reached yet (no divergence shown for them).
+        placeholder_rows: Rows whose replay side is a parent not written yet.
+        relaid: True when this update could not keep every row in place (a row shown as replay-only
+            paired with an original span later, or a replaced file lost spans): rows were laid out again.
+        final: True when computed as the complete replay (no row pending).
+    """
+
+    pending: frozenset[int] = frozenset()
+    placeholder_rows: frozenset[int] = frozenset()
+    relaid: bool = False
+    final: bool = False
+
+
+class LiveDiff:
+    """Successive diffs of a fixed original against a growing replay, rows never moving.
+
+    Args:
+        original: The original run (read once, complete).
+    """
+
+    def __init__(self, original: Trace) -> None:
+        self.original = original
+        self._slots_o: list[int | None] = []
+        self._slots_r: list[str | None] = []
+        self._depth: list[int] = []
+        self._by_o: dict[int, int] = {}
+        self._by_r: dict[str, int] = {}
+        self._skeleton()
+        self.diff: LiveTraceDiff | None = None
+
+    def _skeleton(self) -> None:
+        base = diff_traces(self.original, Trace(spans=[], path=""))
+        self._slots_o = [r.original for r in base.rows]
+        self._slots_r = [None] * len(base.rows)
+        self._depth = [r.depth for r in base.rows]
+        self._by_o = {o: n for n, o in enumerate(self._slots_o) if o is not None}
+        self._by_r = {}
+
+    def slot_identity(self, row: int) -> tuple[str | None, str | None]:
+        """``(original span id, replay span id)`` of a row (None: that side is empty)."""
+        o, r = self._slots_o[row], self._slots_r[row]
+        return (self.original.spans[o].span_id if o is not None else None, r)
+
+    def update(self, snapshot: ReplaySnapshot, *, path: str = "", final: bool = False) -> LiveTraceDiff:
+        """Diff the original against ``snapshot``'s spans; rows shown before keep their index.
+
+        Args:
+            snapshot: What the replay holds now.
+            path: The replay's path (for the replay ``Trace``).
+            final: The replay is complete: rows not reached are ``missing``, not pending, and there is
+                no placeholder (a parent still absent is an orphan, as ``read_trace`` reads it).
+
+        Returns:
+            The ``LiveTraceDiff``; its divergences are ``diff_traces``' for the same spans (placeholders
+            and pending rows aside, see docs/watch.md), each with ``row`` moved to its slot.
+        """
+        issues = list(snapshot.issues)
+        spans = [copy.copy(s) for s in snapshot.spans]  # finish_spans fixes spans in place
+        placeholders: set[str] = set()
+        if not final:
+            spans, placeholders = self._with_placeholders(spans)
+        spans = finish_spans(spans, path, issues)
+        replay = Trace(spans=spans, header=dict(snapshot.header), path=path, format=snapshot.format,
+                       trace_id=_trace_id(snapshot.header), issues=issues)
+        d = diff_traces(self.original, replay)
+        relaid = self._place(d)
+        if relaid:
+            self._skeleton()
+            self._place(d)
+        return self._build(d, placeholders, final, relaid)
+
+    def _with_placeholders(self, spans: list[Span]) -> tuple[list[Span], set[str]]:
+        ids = {s.span_id for s in spans}
+        missing: dict[str, int] = {}
+        for s in spans:
+            p = s.parent_id
+            if p is not None and p not in ids:
+                missing[p] = min(missing.get(p, s.seq), s.seq)
+        if not missing:
+            return spans, set()
+        roots = [s for s in self.original.spans if s.parent_id is None]
+        order = sorted(missing, key=lambda p: missing[p])
+        made: list[Span] = []
+        top = order[0]
+        for p in order:
+            if p == top and len(roots) == 1:
+                kind, name, parent = roots[0].kind, f"{roots[0].name} (not written yet)", None
+            else:
+                kind, name, parent = SpanKind.AGENT, "(not written yet)", (None if p == top else top)
+            made.append(Span(p, parent, min(missing[p], missing[top]), kind, name, None, None, Status.UNSET, None,
+                             {}, {PLACEHOLDER: True}))
+        return made + spans, set(order)  # placeholders first: ties on seq keep them before their children
+
+    def _place(self, d: TraceDiff) -> bool:
+        """Assign each row of ``d`` to a slot; True when a slot shown before would be left empty."""
+        rspans = d.replay.spans
+        taken: set[int] = set()
+        assign: list[int] = []
+        new_o: list[int | None] = []
+        new_r: list[str | None] = []
+        new_depth: list[int] = []
+        n_slots = len(self._slots_o)
+        pending_r: list[tuple[int, str | None]] = []
+        for k, row in enumerate(d.rows):
+            o = row.original
+            rid = rspans[row.replay].span_id if row.replay is not None else None
+            slot = self._by_o.get(o) if o is not None else None
+            if slot is None:
+                slot = -1
+                pending_r.append((k, rid))
+            else:
+                taken.add(slot)
+            assign.append(slot)
+        for k, rid in pending_r:  # replay-only rows: their slot if it is free and not an original's
+            slot = self._by_r.get(rid) if rid is not None else None
+            if slot is not None and slot not in taken and self._slots_o[slot] is None:
+                taken.add(slot)
+                assign[k] = slot
+        # A slot shown before, now without a row: its span paired elsewhere, or vanished.
+        for s in range(n_slots):
+            if s not in taken and self._slots_o[s] is None:
+                return True
+        for k, row in enumerate(d.rows):
+            if assign[k] == -1:
+                assign[k] = n_slots + len(new_o)
+                new_o.append(row.original)
+                new_r.append(None)
+                new_depth.append(row.depth)
+        self._slots_o.extend(new_o)
+        self._slots_r.extend(new_r)
+        self._depth.extend(new_depth)
+        for k, row in enumerate(d.rows):
+            s = assign[k]
+            rid = rspans[row.replay].span_id if row.replay is not None else None
+            old = self._slots_r[s]
+            if old is not None and self._by_r.get(old) == s:
+                del self._by_r[old]
+            self._slots_r[s] = rid
+            self._depth[s] = row.depth
+            if row.original is None:
+                self._by_r[rid] = s  # type: ignore[index]
+        for s in range(n_slots):  # original slots the diff left unpaired
+            if s not in taken:
+                self._slots_r[s] = None
+        self._assign = assign
+        return False
+
+    def _build(self, d: TraceDiff, placeholders: set[str], final: bool, relaid: bool) -> LiveTraceDiff:
+        from tracetui.core.align import AlignedRow
+
+        assign = self._assign
+        n = len(self._slots_o)
+        rows: list[AlignedRow] = [AlignedRow(o, None, dep) for o, dep in zip(self._slots_o, self._depth, strict=True)]
+        for k, row in enumerate(d.rows):
+            rows[assign[k]] = AlignedRow(row.original, row.replay, row.depth)
+        rspans, ospans = d.replay.spans, self.original.spans
+        ph_rows = frozenset(s for s, row in enumerate(rows)
+                            if row.replay is not None and rspans[row.replay].span_id in placeholders)
+        pending: set[int] = set()
+        if not final:
+            reached = [ospans[row.original].seq for row in rows
+                       if row.original is not None and row.replay is not None
+                       and not (rspans[row.replay].attributes.get(PLACEHOLDER))]
+            frontier = max(reached) if reached else -1
+            pending = {s for s, row in enumerate(rows)
+                       if row.replay is None and row.original is not None and ospans[row.original].seq > frontier}
+        row_divergence: list[Divergence | None] = [None] * n
+        divergences: list[Divergence] = []
+        for div in d.divergences:
+            s = assign[div.row]
+            if s in pending or s in ph_rows:
+                continue
+            moved = replace(div, row=s) if s != div.row else div
+            row_divergence[s] = moved
+            divergences.append(moved)
+        out = LiveTraceDiff(
+            original=self.original, replay=d.replay, rows=rows, row_divergence=row_divergence,
+            divergences=divergences, divergent_rows=sorted(x.row for x in divergences),
+            pending=frozenset(pending), placeholder_rows=ph_rows, relaid=relaid, final=final,
+        )
+        self.diff = out
+        return out
+
+
+def _trace_id(header: dict[str, Any]) -> str | None:
+    v = header.get("trace_id") or header.get("run_id")
+    return None if v is None else str(v)
+
+
+def read_original(path: str, *, format: str | None = None, trace_id: str | None = None) -> Trace:
+    """The original side, read once (``read_trace``); here so the TUI's watch worker imports one module.
+
+    Raises:
+        ReadError, FormatNotRecognised, TraceNotFound, ValueError: as ``read_trace``.
+    """
+    from tracetui.core.readers import read_trace
+
+    return read_trace(path, format=format, trace_id=trace_id)
+
+
+__all__ += ["read_original"]
