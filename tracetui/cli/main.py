@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     view = sub.add_parser("view", help="open the two runs side by side in the terminal UI", description="Open ORIGINAL and REPLAY aligned side by side, cursor on the first divergence.")
     _add_inputs(view)
+    view.add_argument("--config", metavar="PATH",
+                      help="the TUI's config file: theme and keys (default: $TRACETUI_CONFIG, else "
+                      "$XDG_CONFIG_HOME/tracetui/config.toml; docs/tui.md)")
+    view.add_argument("--watch", action="store_true",
+                      help="follow REPLAY while it is written: new spans appear as they arrive (REPLAY need not "
+                      "exist yet); F makes the cursor follow them (docs/watch.md)")
     diff = sub.add_parser(
         "diff",
         help="report the divergences between two runs",
@@ -187,6 +193,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             return run(args, out, err)
         from tracetui.cli.commands import run_view
 
+        if args.config:  # the app reads its config file from here (tracetui/tui/config.py)
+            os.environ["TRACETUI_CONFIG"] = args.config
         return run_view(args, err)
     except TracetuiError as exc:
         print(f"tracetui: error: {exc}", file=err)

@@ -10,49 +10,41 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
 
 import orjson
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import Provider
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from tracetui.core.errors import ReadError, TracetuiError
-from tracetui.core.labels import (
-    Label,
-    divergence_key,
-    labels_for,
-    load_labels,
-    remove_label,
-    replay_ref,
-    save_label,
-    sidecar_path,
-)
-from tracetui.core.model import Trace
-from tracetui.core.readers import read_replay, read_trace, split_run_ref
-from tracetui.core.report import run_changes
+from tracetui.tui.commands import TraceCommands
+from tracetui.tui.config import load_config
 from tracetui.tui.formatting import visible
 from tracetui.tui.messages import LoadFailed, PairLoaded
-from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
-from tracetui.tui.screens.issues_screen import IssuesScreen
-from tracetui.tui.screens.label_dialog import LabelDialog, LabelOutcome
-from tracetui.tui.screens.pair_screen import PairScreen
-from tracetui.tui.screens.triage_screen import TriageScreen
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
+from tracetui.tui.widgets.footer import TraceFooter
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.widgets.status_bar import StatusBar
+from tracetui.tui.watching import WatchMixin
 
+# Imported on first use, not here, so the first frame comes sooner (benchmarks/bench_tui.py): the readers and
+# the labels module (in the load worker and once loaded), and every screen pushed later (help, pair, triage,
+# label, promote, warnings).
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
+    from tracetui.core.labels import Label
+    from tracetui.core.model import Trace
+    from tracetui.tui.screens.label_dialog import LabelOutcome
 
 WidgetType = TypeVar("WidgetType", bound=Widget)
 
 
-class TraceTuiApp(App[int]):
+class TraceTuiApp(WatchMixin, App[int]):
     """``tracetui ORIGINAL REPLAY``: aligned spans, the highlighted pair's fields, and a status line.
 
     Args:
@@ -63,11 +55,16 @@ class TraceTuiApp(App[int]):
         trace_id: Trace to pick in files holding several; also tried on the
             replay, which falls back to its first trace when it lacks that id.
         replay_trace_id: Trace to pick in the replay (no fallback).
+        config_path: The user config file (theme, keys; ``tui/config.py``); default ``$TRACETUI_CONFIG``, else
+            ``$XDG_CONFIG_HOME/tracetui/config.toml``. A bad file is a warning; its good parts still apply.
+        watch: Follow the replay while it is written (``tui/watching.py``, docs/watch.md).
     """
 
     CSS_PATH = "app.tcss"
     TITLE = "tracetui"
-    ENABLE_COMMAND_PALETTE = False
+    ENABLE_COMMAND_PALETTE = True
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {TraceCommands}
+    """The palette (ctrl+p) offers tracetui's commands only (``tui/commands.py``), theme and help included."""
 
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (30, "-tall")]
@@ -82,17 +79,23 @@ class TraceTuiApp(App[int]):
         Binding("l", "label", "Label", id="label",
                 tooltip="Label the divergence under the cursor (acceptable_alternative, new_regression, "
                 "fixture_mismatch, insufficient_spec) with a note, or change or remove its label"),
-        Binding("g", "promote", "Promote", id="promote", show=False,
+        Binding("g", "promote", "Promote", id="promote",
                 tooltip="Promote the original run to a golden case: a redacted minimal fixture, a contract derived "
                 "from the run and the replay (editable), provenance; written to golden/NAME/"),
         # Not in the footer (it would crowd out the others at 80 columns): the status line says
         # "press w" when there are warnings, and the help lists it.
+        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="command-palette",
+                tooltip="The command palette: every action by name (jump to span, divergences, triage, promote, "
+                "theme...)"),
         Binding("w", "show_issues", "Warnings", show=False, id="show-issues",
                 tooltip="Lines the readers skipped or doubted, with file and line"),
         Binding("J,ctrl+down", "scroll_detail(1)", "Detail down", show=False, id="detail-scroll-down",
                 tooltip="Scroll the detail pane down a line (the list keeps the cursor)"),
         Binding("K,ctrl+up", "scroll_detail(-1)", "Detail up", show=False, id="detail-scroll-up",
                 tooltip="Scroll the detail pane up a line"),
+        Binding("F", "toggle_follow", "Follow", show=False, id="toggle-follow",
+                tooltip="Watch mode: follow the replay as it is written (the cursor goes to each new span), "
+                "or stop following and keep the cursor where it is"),
     ]
 
     def __init__(
@@ -104,8 +107,12 @@ class TraceTuiApp(App[int]):
         replay_format: str | None = None,
         trace_id: str | None = None,
         replay_trace_id: str | None = None,
+        config_path: str | os.PathLike[str] | None = None,
+        watch: bool = False,
     ) -> None:
         super().__init__()
+        self.watch_mode = watch
+        """True for ``--watch``: the replay is followed while it is written."""
         self.original_path = os.fspath(original_path)
         self.replay_path = os.fspath(replay_path)
         self.original_format = original_format
@@ -127,6 +134,14 @@ class TraceTuiApp(App[int]):
         self.reloading = False
         """True from ``load_replay`` until the new pair is shown."""
         self._jump_after_load: tuple[str, str] | None = None
+        self.config = load_config(config_path)
+        """The user config read (``tui/config.py``); ``config.problems`` lists what was ignored."""
+        if self.config.keys:
+            self.set_keymap(self.config.keys)  # ids no binding has are ignored by Textual, and reported
+        if self.config.theme is not None:
+            from tracetui.tui.keymap import apply_theme
+
+            self.config.problems.extend(apply_theme(self, self.config))
         self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
 
     def compose(self) -> ComposeResult:
@@ -135,7 +150,7 @@ class TraceTuiApp(App[int]):
         yield SpanDetail(id="detail")
         yield LoadErrorPanel(id="load-error")
         yield StatusBar(id="status")
-        yield Footer()
+        yield TraceFooter()
 
     def on_mount(self) -> None:
         view = self._main(AlignedView)
@@ -146,7 +161,22 @@ class TraceTuiApp(App[int]):
             _column_title("original", self.original_path, None), _column_title("replay", self.replay_path, None), 0
         )
         self._main(SpanDetail).show_message(Text("loading…", style="dim"))
-        self.load_pair()
+        if self.watch_mode:
+            self.start_watch()  # the watch worker does the first load too (the replay may not exist yet)
+        else:
+            self.load_pair()
+        if self.config.keys or self.config.problems:
+            self.call_after_refresh(self._check_config)
+
+    def _check_config(self) -> None:
+        """Warn about what the config file got wrong (after the first frame: checking the keymap imports every
+        screen); the app runs on with the defaults for those parts."""
+        from tracetui.tui.keymap import check_keymap
+
+        problems = [*self.config.problems, *check_keymap(self.config)]
+        if problems:
+            self.notify("\n".join(visible(p) for p in problems), title="config: using the defaults for",
+                        severity="warning", markup=False, timeout=20)
 
     def _main(self, kind: type[WidgetType]) -> WidgetType:
         """A widget of the main screen, even while another screen (help, pair) is on top."""
@@ -159,10 +189,16 @@ class TraceTuiApp(App[int]):
         """Read both traces and diff them off the event loop; post ``PairLoaded`` or ``LoadFailed``."""
         side, path = "original", self.original_path
         try:
-            original = read_trace(path, format=self.original_format, trace_id=self.trace_id)
-            side, path = "replay", self.replay_path
-            replay = read_replay(self.replay_path, format=self.replay_format, trace_id=self.trace_id,
-                                 replay_trace_id=self.replay_trace_id)
+            from tracetui.core.readers import read_pair
+
+            try:  # read_trace + read_replay, the two files at once (big tracetui/1 files: payloads read on demand)
+                original, replay = read_pair(path, self.replay_path, original_format=self.original_format,
+                                             replay_format=self.replay_format, trace_id=self.trace_id,
+                                             replay_trace_id=self.replay_trace_id)
+            except Exception as exc:
+                if getattr(exc, "side", None) == "replay":  # read_pair names the file that failed
+                    side, path = "replay", self.replay_path
+                raise
             side, path = "diff", ""
             from tracetui.core.diff import diff_traces
 
@@ -201,6 +237,9 @@ class TraceTuiApp(App[int]):
             if row is not None:
                 self.jump_to_row(row)
         self.refresh_bindings()  # d and w apply now
+        from tracetui.core.readers import split_run_ref
+        from tracetui.core.report import run_changes
+
         changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
         if changes:  # prompt version, model, tool schemas: what changed before any span ran
             shown = "\n".join(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}" for c in changes[:6])
@@ -244,6 +283,7 @@ class TraceTuiApp(App[int]):
             jump_to: ``(side, span_id)`` to put the cursor on once loaded (``row_of_span``).
         """
         self._thaw_pair()  # the pair shown until now may be collected once replaced
+        self.stop_watch()  # another replay: the one followed is no longer shown
         self.replay_path = os.fspath(replay_path)
         self.replay_format = None
         self.replay_trace_id = None
@@ -271,6 +311,7 @@ class TraceTuiApp(App[int]):
             self._frozen = False
 
     def on_unmount(self) -> None:
+        self.stop_watch()
         self._thaw_pair()
 
     # -- reviewer labels ----------------------------------------------------
@@ -281,10 +322,14 @@ class TraceTuiApp(App[int]):
         the file holds several runs), so the CLI's ``diff`` shows the labels made here."""
         if self.diff is None:
             return self.replay_path
+        from tracetui.core.labels import replay_ref
+
         return replay_ref(self.diff.replay) or self.replay_path
 
     def _load_labels(self) -> None:
         """Read the replay's labels sidecar; a damaged one is a warning (labels not shown), never a crash."""
+        from tracetui.core.labels import load_labels, sidecar_path
+
         self.labels, self.labels_error = {}, None
         try:
             self.labels = load_labels(self.label_ref)
@@ -301,6 +346,8 @@ class TraceTuiApp(App[int]):
         """Mark labelled rows in the view and the detail pane."""
         if self.diff is None:
             return
+        from tracetui.core.labels import labels_for
+
         by_row = {self.diff.divergences[i].row: label for i, label in labels_for(self.diff, self.labels).items()}
         self._main(AlignedView).set_labels({row: label.label for row, label in by_row.items()})
         self._main(SpanDetail).set_labels(by_row)
@@ -310,12 +357,18 @@ class TraceTuiApp(App[int]):
         if self.diff is None or not 0 <= row < len(self.diff.rows):
             return None
         divergence = self.diff.row_divergence[row]
-        return None if divergence is None else self.labels.get(divergence_key(divergence))
+        if divergence is None:
+            return None
+        from tracetui.core.labels import divergence_key
+
+        return self.labels.get(divergence_key(divergence))
 
     def _label_done(self, outcome: LabelOutcome | None) -> None:
         """Save or remove what the label dialog returned, then redraw the marks."""
         if outcome is None:
             return
+        from tracetui.core.labels import remove_label, save_label, sidecar_path
+
         ref = self.label_ref
         try:
             if outcome.label is not None:
@@ -363,10 +416,15 @@ class TraceTuiApp(App[int]):
         self._main(SpanDetail).show_row(self.diff, message.row)
         self._main(StatusBar).show_row(message.row)
 
+    @on(AlignedView.FiltersChanged)
+    def _filters_changed(self, message: AlignedView.FiltersChanged) -> None:
+        self._main(StatusBar).set_filter(message.summary)
+
     @on(AlignedView.RowSelected)
     def _row_selected(self, message: AlignedView.RowSelected) -> None:
         if self.diff is None:
             return
+        from tracetui.tui.screens.pair_screen import PairScreen
 
         def follow(row: int | None) -> None:
             if row is not None:
@@ -377,8 +435,9 @@ class TraceTuiApp(App[int]):
     # -- actions ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Pane and warning keys only on the loaded main screen (w too when there are no warnings: it says so)."""
-        if action in ("toggle_detail", "show_issues", "scroll_detail", "triage", "label"):
+        """Pane, warning, triage, label and promote keys only on the loaded main screen (w too when there are no
+        warnings: it says so), so the footer offers them only there."""
+        if action in ("toggle_detail", "show_issues", "scroll_detail", "triage", "label", "promote"):
             if self.diff is None or self.screen is not self.screen_stack[0]:
                 return False
         return True
@@ -389,6 +448,8 @@ class TraceTuiApp(App[int]):
 
     def action_help(self) -> None:
         """Show every active key, generated from the bindings of the current screen."""
+        from tracetui.tui.screens.help_screen import HelpScreen, collect_key_help
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(collect_key_help(self, self.screen.active_bindings)))
@@ -408,6 +469,7 @@ class TraceTuiApp(App[int]):
         if self.reloading:
             self.notify("The replay is still loading; press t again in a moment.", title="triage", markup=False)
             return
+        from tracetui.tui.screens.triage_screen import TriageScreen
 
         def follow(row: int | None) -> None:
             if row is not None:
@@ -430,6 +492,8 @@ class TraceTuiApp(App[int]):
             self.notify(f"{visible(self.labels_error)}\nFix or remove the labels file first.",
                         title="labels file damaged", severity="error", markup=False, timeout=12)
             return
+        from tracetui.tui.screens.label_dialog import LabelDialog
+
         self.push_screen(LabelDialog(self.diff, row, self.label_of_row(row)), self._label_done)
 
     def action_promote(self) -> None:
@@ -459,6 +523,8 @@ class TraceTuiApp(App[int]):
         if not issues:
             self.notify("Both files loaded without warnings.", title="load warnings", markup=False)
             return
+        from tracetui.tui.screens.issues_screen import IssuesScreen
+
         self.push_screen(IssuesScreen(issues))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 
@@ -49,6 +50,8 @@ def collect_key_help(app: App[object], bindings: Mapping[str, ActiveBinding]) ->
     """
     grouped: dict[tuple[str, str], list[str]] = {}
     ids: dict[tuple[str, str], str] = {}
+    rank: dict[tuple[str, str], tuple[int, int]] = {}
+    nodes: dict[int, int] = {}  # id(node) -> rank of the node, in the order the bindings name them
     for active in bindings.values():
         binding = active.binding
         if not binding.description or not binding.id:
@@ -57,7 +60,23 @@ def collect_key_help(app: App[object], bindings: Mapping[str, ActiveBinding]) ->
         grouped.setdefault(group, []).append(app.get_key_display(binding))
         if not ids.get(group):
             ids[group] = binding.id or ""
-    return [KeyHelp(tuple(dict.fromkeys(keys)), group[1], ids[group]) for group, keys in grouped.items()]
+        if group not in rank:
+            node_rank = nodes.setdefault(id(active.node), len(nodes))
+            rank[group] = (node_rank, _declared_index(active.node, binding.id))
+    # A key remapped by the keymap (App.set_keymap) comes last in ``bindings``: list it where it is declared.
+    ordered = sorted(grouped, key=lambda group: rank[group])
+    return [KeyHelp(tuple(dict.fromkeys(grouped[group])), group[1], ids[group]) for group in ordered]
+
+
+def _declared_index(node: object, binding_id: str) -> int:
+    """Position of the binding ``binding_id`` in the ``BINDINGS`` of ``node``'s class (its bases' after)."""
+    index = 0
+    for cls in type(node).__mro__:
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id == binding_id:
+                return index
+            index += 1
+    return index
 
 
 MARKS_LEGEND: tuple[tuple[str, str], ...] = (
@@ -124,7 +143,22 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-body"):
                 yield Static(table, id="help-table")
                 yield Static(legend(), id="help-legend")
-            yield Static(Text("↑ ↓ scroll · escape closes"), id="help-hint")
+            yield Static(Text(f"↑ ↓ scroll · escape closes · ctrl+p runs a command by name · {self._config_hint()}"),
+                         id="help-hint")
+
+    def _config_hint(self) -> str:
+        """Where keys are remapped (the config file the app read, or would read)."""
+        config = getattr(self.app, "config", None)
+        path = getattr(config, "path", None)
+        if path is None:
+            from tracetui.tui.config import config_path
+
+            path = config_path()
+        home = os.path.expanduser("~")
+        shown = str(path)
+        if home != "/" and shown.startswith(home + os.sep):
+            shown = "~" + shown[len(home):]
+        return f"remap keys in {shown} (docs/tui.md)"
 
     def action_close(self) -> None:
         """Close the help."""

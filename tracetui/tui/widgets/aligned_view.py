@@ -33,7 +33,9 @@ from textual.widget import Widget
 from textual.worker import get_current_worker
 
 from tracetui.core.model import Span, SpanKind
+from tracetui.tui import rowfilter
 from tracetui.tui.formatting import BADGE_WIDTH, KIND_BADGES, fit, span_label, visible
+from tracetui.tui.rowfilter import KIND_ORDER, count_in, match_spans
 from tracetui.tui.search import SearchIndex, SpanLookupError, find_span, step_match
 
 if TYPE_CHECKING:
@@ -55,6 +57,14 @@ MARKS = {EQUAL: " ", CHANGED: "~", EXTRA: "+", MISSING: "-"}
 
 FIRST_MARK = "▶"
 """Drawn between the row number and the mark of the first divergence's row, so it stands out from the others."""
+
+MATCH_MARK = "•"
+"""Drawn in the same cell (when not the first divergence's) on a row matching the search whose labels, as drawn,
+do not show the term (it is in an argument or an output the label leaves out), or on a folded row whose hidden
+subtree holds a match."""
+
+FOLD_MARK = "▸"
+"""Starts the summary a folded row shows at the end of its label: ``▸ … N rows, M divergent``."""
 
 LABEL_MARKS = {
     "acceptable_alternative": ("✓", "label-acceptable"),
@@ -157,6 +167,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         "aligned-view--separator",
         "aligned-view--error",
         "aligned-view--first",
+        "aligned-view--match",
+        "aligned-view--fold",
         *(f"aligned-view--{cls}" for _, cls in LABEL_MARKS.values()),
         *(f"aligned-view--kind-{k.value}" for k in SpanKind),
     }
@@ -168,6 +180,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         overflow-x: hidden;
         overflow-y: scroll;
     }
+    AlignedView > .aligned-view--match { background: $accent 55%; color: $text; text-style: bold; }
+    AlignedView > .aligned-view--fold { color: $text-accent; text-style: bold; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -193,6 +207,19 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
                 tooltip="Show only the divergent rows, or all rows again"),
         Binding("colon", "jump_to_span", "Jump to span", show=False, id="jump-to-span",
                 tooltip="Cursor to a span by its id, or the first characters of it (either side)"),
+        Binding("escape", "clear_search", "Clear search", show=False, id="clear-search",
+                tooltip="Clear the search: no more highlighted matches (an empty search does the same)"),
+        Binding("s", "kind_filter", "Span kinds", show=False, id="filter-kinds",
+                tooltip="Show only some span kinds (llm, tool, retrieval...): a list with a row count per kind"),
+        Binding("z", "toggle_fold", "Fold", show=False, id="toggle-fold",
+                tooltip="Collapse the subtree under the cursor into one line, or expand it again"),
+        Binding("left", "fold_left", "Collapse/parent", show=False, id="fold-or-parent",
+                tooltip="Collapse the subtree under the cursor; on a collapsed or childless row, go to its parent"),
+        Binding("right", "fold_right", "Expand/child", show=False, id="expand-or-child",
+                tooltip="Expand the collapsed subtree under the cursor; on an expanded one, go to its first child"),
+        Binding("C", "collapse_to_depth", "Collapse level", show=False, id="collapse-to-depth",
+                tooltip="Collapse every subtree at the cursor row's depth: only rows that deep or shallower show"),
+        Binding("Z", "expand_all", "Expand all", show=False, id="expand-all", tooltip="Expand every collapsed subtree"),
     ]
     """Navigation keys; ``inherit_bindings=False`` drops ScrollView's own scrolling keys."""
 
@@ -216,6 +243,12 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         row: int
 
     @dataclass
+    class FiltersChanged(Message):
+        """The rows shown changed (``v``, span kinds, folds): ``summary`` says what is hidden (empty: nothing)."""
+
+        summary: str
+
+    @dataclass
     class _SearchDone(Message):
         """The search worker found ``rows`` holding ``term`` in ``index``."""
 
@@ -226,12 +259,24 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._diff: TraceDiff | None = None
+        self._summary_posted = ""
         self._divergent: list[int] = []
         self._first_row: int | None = None
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._palette: dict[str, Style] | None = None
         self._labels: dict[int, str] = {}
-        self._shown: list[int] | None = None  # the divergent-only filter: rows shown, ascending (None: all rows)
+        # What is shown: one mapping from the filters and the folds (_recompute_visible).
+        self._shown: Sequence[int] | None = None  # rows shown, ascending (an array('q'); None: every row)
+        self._divergent_only = False  # v
+        self._kinds: frozenset[SpanKind] | None = None  # span kinds shown (None: every kind)
+        self._folds: dict[int, int] = {}  # folded row -> its subtree_end
+        self._selected: bytearray | None = None  # per row 1 when the filters keep it (None: no filter)
+        self._selected_rows: Sequence[int] | None = None  # the rows it keeps, ascending (an array('q'))
+        self._fold_ranges: list[tuple[int, int]] = []  # outermost folds, (row, subtree end)
+        self._depths: rowfilter.Depths | None = None  # per diff and row count, built on first use
+        self._codes: bytes | None = None
+        self._rows_seen: tuple[int, int] = (0, 0)  # (id(diff), row count) the caches above were built for
+        self._highlight = ""  # the search term highlighted in the rows ("" none)
         self._index: SearchIndex | None = None
         self._visible_matches: list[int] | None = None
         self.search_term = ""
@@ -282,14 +327,25 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self._diff = diff
         self._labels = {}  # rows of another pair; the app sets this pair's labels
         self._shown = None
+        self._selected = self._selected_rows = None
+        self._divergent_only = False
+        self._kinds = None
+        self._folds = {}
+        self._fold_ranges = []
+        self._depths = self._codes = None
+        self._rows_seen = (id(diff), len(diff.rows))
         self._index = None
         self._visible_matches = None
         self.search_matches = []
+        self._set_highlight("")
         self._divergent = sorted(diff.divergent_rows)
         first = diff.first
         self._first_row = first.row if first is not None else None
         self._strips.clear()
         self.virtual_size = Size(0, len(diff.rows))
+        if self._summary_posted:  # the filters are off again
+            self._summary_posted = ""
+            self.post_message(self.FiltersChanged(""))
         target = self._first_row if self._first_row is not None else 0
         # set_reactive: no watcher; the data changed under every line anyway.
         self.set_reactive(AlignedView.cursor_row, target)
@@ -298,12 +354,40 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self.call_after_refresh(self._scroll_to_row, target, center=True)
         self.post_message(self.RowHighlighted(target))
 
-    # -- lines: the rows shown (all, or the divergent ones under the filter) ----
+    def update_diff(self, diff: TraceDiff) -> None:
+        """Show ``diff``, a grown version of the diff shown (watch mode): rows keep their index, so the
+        cursor row and the scroll offset stay where they are (unlike ``set_diff``); labels, search term
+        and filters are kept (the rows they show are recomputed).
+
+        Args:
+            diff: The new ``TraceDiff``; its first ``row_count`` rows are the rows shown now.
+        """
+        self._diff = diff
+        self._divergent = sorted(diff.divergent_rows)
+        first = diff.first
+        self._first_row = first.row if first is not None else None
+        self._recompute_visible()  # filters and folds: the rows they show grew too (no notification)
+        if self.cursor_row >= len(diff.rows):  # only after a re-layout (a replaced file): clamp
+            self.set_reactive(AlignedView.cursor_row, max(0, len(diff.rows) - 1))
+        self.refresh()
+        self.post_message(self.RowHighlighted(self.cursor_row))  # the row's replay side may have arrived
+
+    # -- lines: the rows shown (filters and folds, one mapping) -----------------
 
     @property
     def filtered(self) -> bool:
         """True while only the divergent rows are shown (``v``)."""
-        return self._shown is not None
+        return self._divergent_only
+
+    @property
+    def kinds_shown(self) -> frozenset[SpanKind] | None:
+        """The span kinds shown (``s``), or None for every kind."""
+        return self._kinds
+
+    @property
+    def folds(self) -> dict[int, int]:
+        """Collapsed rows: ``{row: subtree end}`` (the rows after it up to the end, exclusive, are its subtree)."""
+        return self._folds
 
     @property
     def line_count(self) -> int:
@@ -317,11 +401,83 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         return self._shown[line] if self._shown is not None else line
 
     def line_of_row(self, row: int) -> int | None:
-        """The content line drawing ``row``, or None when the filter hides it."""
+        """The content line drawing ``row``, or None when a filter or a fold hides it."""
         if self._shown is None:
             return row if 0 <= row < self.row_count else None
         i = bisect_left(self._shown, row)
         return i if i < len(self._shown) and self._shown[i] == row else None
+
+    def _refresh_caches(self) -> None:
+        """Drop the per-row caches (depths, kind codes, subtree ends) when the diff or its row count changed."""
+        diff = self._diff
+        key = (id(diff), len(diff.rows)) if diff is not None else (0, 0)
+        if key != self._rows_seen:
+            self._rows_seen = key
+            self._depths = self._codes = None
+            if self._folds:  # a subtree at the end may have grown
+                self._folds = rowfilter.subtree_ends(self._row_depths(), self._folds)
+
+    def _row_depths(self) -> rowfilter.Depths:
+        if self._depths is None:
+            self._depths = rowfilter.row_depths(self._diff.rows if self._diff is not None else [])
+        return self._depths
+
+    def kind_codes(self) -> bytes:
+        """``rowfilter.row_kind_codes`` of the diff shown (built once per diff and row count)."""
+        self._refresh_caches()
+        if self._codes is None:
+            self._codes = rowfilter.row_kind_codes(self._diff) if self._diff is not None else b""
+        return self._codes
+
+    def _recompute_visible(self, *, filters: bool = True) -> None:
+        """Rebuild the rows shown from the filters (``v``, span kinds) and the folds; redraw.
+
+        The one place the mapping changes: call it after anything that changes those, or the rows
+        (a diff that grew: ``update_diff``). ``filters=False`` when only the folds changed: the rows the
+        filters keep are reused (a fold at 1M rows then costs a few ms; a filter change about 0.1 s).
+        """
+        self._refresh_caches()
+        n = self.row_count
+        if filters or (self._selected is not None and len(self._selected) != n):
+            self._selected = rowfilter.selected_flags(
+                n,
+                codes=self.kind_codes() if self._kinds is not None else None,
+                kinds=self._kinds,
+                divergent=self._divergent if self._divergent_only else None,
+            )
+            self._selected_rows = rowfilter.selected_rows(self._selected)
+        self._fold_ranges = rowfilter.fold_ranges(self._folds, self._folds)
+        self._shown = rowfilter.visible_rows(n, self._selected_rows, self._fold_ranges)
+        self._visible_matches = None
+        self._strips.clear()
+        self.virtual_size = Size(0, self.line_count)
+        self.refresh()
+        summary = self.filter_summary if self._shown is not None else ""
+        if summary != self._summary_posted:  # the status line shows it (TraceTuiApp)
+            self._summary_posted = summary
+            self.post_message(self.FiltersChanged(summary))
+
+    def selected(self, row: int) -> bool:
+        """True when the filters (``v``, span kinds) keep ``row`` (folds aside)."""
+        return self._selected is None or (0 <= row < len(self._selected) and bool(self._selected[row]))
+
+    @property
+    def filter_summary(self) -> str:
+        """What is hidden, for a status line: ``showing 1,203 of 100,003 rows: tool, llm; divergent only``,
+        or ``showing all 9 rows``."""
+        n = self.row_count
+        if self._shown is None:
+            return f"showing all {n:,} rows"
+        parts: list[str] = []
+        if self._kinds is not None:
+            parts.append(", ".join(k.value for k in KIND_ORDER if k in self._kinds) or "no span kind")
+        if self._divergent_only:
+            parts.append("divergent only")
+        if self._fold_ranges:
+            hidden = sum(end - head - 1 for head, end in self._fold_ranges)
+            folds = len(self._fold_ranges)
+            parts.append(f"{folds:,} collapsed subtree{'' if folds == 1 else 's'} ({hidden:,} rows)")
+        return f"showing {self.line_count:,} of {n:,} rows: {'; '.join(parts)}"
 
     def _nearest_line(self, row: int) -> int:
         """The line of ``row``, or of the shown row nearest to it (the one below on a tie)."""
@@ -329,6 +485,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         if line is not None or self._shown is None:
             return line if line is not None else max(0, min(row, self.row_count - 1))
         i = bisect_left(self._shown, row)
+        if not self._shown:
+            return 0
         if i >= len(self._shown):
             return len(self._shown) - 1
         if i > 0 and row - self._shown[i - 1] < self._shown[i] - row:
@@ -342,8 +500,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
 
     def watch_cursor_row(self, old: int, new: int) -> None:
         if self._shown is not None and self.line_of_row(new) is None:
-            # Put there from elsewhere (a jump, the triage panel, the pair screen): show every row again.
-            self._set_filter(None, f"showing all {self.row_count:,} rows: row {new} is not divergent")
+            # Put there by a jump, a step to a match or a divergence, the triage panel, the pair screen.
+            self._reveal(new)
             self.call_after_refresh(self._scroll_to_row, new, center=True)
         old_line, new_line = self.line_of_row(old), self.line_of_row(new)
         if old_line is not None:
@@ -396,18 +554,25 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor_row = self._first_row
 
     def action_next_divergence(self) -> None:
-        """Cursor to the next divergent row below the cursor; bell at the last one."""
-        i = bisect_right(self._divergent, self.cursor_row)
-        if i < len(self._divergent):
-            self.cursor_row = self._divergent[i]
+        """Cursor to the next divergent row below the cursor that the span-kind filter keeps (a collapsed
+        subtree holding it is expanded); bell at the last one."""
+        divergent = self._divergent
+        i = bisect_right(divergent, self.cursor_row)
+        while i < len(divergent) and not self.selected(divergent[i]):
+            i += 1
+        if i < len(divergent):
+            self.cursor_row = divergent[i]
         else:
             self.app.bell()
 
     def action_previous_divergence(self) -> None:
-        """Cursor to the previous divergent row above the cursor; bell at the first one."""
-        i = bisect_left(self._divergent, self.cursor_row)
-        if i > 0:
-            self.cursor_row = self._divergent[i - 1]
+        """Cursor to the previous divergent row above the cursor (as ``n``, upwards); bell at the first one."""
+        divergent = self._divergent
+        i = bisect_left(divergent, self.cursor_row) - 1
+        while i >= 0 and not self.selected(divergent[i]):
+            i -= 1
+        if i >= 0:
+            self.cursor_row = divergent[i]
         else:
             self.app.bell()
 
@@ -432,34 +597,177 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self.message = message
         self.app.notify(visible(message), title=title, severity=severity, markup=False)  # type: ignore[arg-type]
 
-    def _set_filter(self, shown: list[int] | None, message: str) -> None:
-        """Show only ``shown`` rows (ascending), or every row (None); keep the cursor's row in view."""
-        self._shown = shown
-        self._visible_matches = None
-        self.virtual_size = Size(0, self.line_count)
-        self.refresh()
-        self._say(message, "filter")
+    def _reveal(self, row: int) -> None:
+        """Make ``row`` shown: drop the filters when they hide it, expand the collapsed subtrees holding it."""
+        said: list[str] = []
+        refilter = not self.selected(row)
+        if refilter:
+            self._divergent_only, self._kinds = False, None
+            said.append(f"row {row} is filtered out: filters off")
+        opened = [head for head, end in self._folds.items() if head < row < end]
+        for head in opened:
+            del self._folds[head]
+        if opened:
+            said.append(f"expanded {len(opened)} collapsed subtree{'' if len(opened) == 1 else 's'} to show row {row}")
+        self._recompute_visible(filters=refilter)
+        if said:
+            self._say(f"{'; '.join(said)} ({self.filter_summary})", "filter")
 
-    def action_filter_divergent(self) -> None:
-        """Show only the divergent rows (the cursor goes to the nearest one), or every row again."""
-        if self._diff is None:
-            return
-        if self._shown is None:
-            if not self._divergent:
-                self.app.bell()
-                self._say("no divergent rows: nothing to filter", "filter")
-                return
-            self._set_filter(list(self._divergent),
-                             f"showing only the {len(self._divergent):,} divergent rows (not their parents); "
-                             "v shows all rows")
-        else:
-            self._set_filter(None, f"showing all {self.row_count:,} rows")
+    def _refilter(self, prefix: str | None = None, *, filters: bool = True) -> None:
+        """Recompute the rows shown, keep the cursor on its row (or the nearest one shown), say what is hidden
+        (after ``prefix`` when given). ``filters=False``: only the folds changed."""
+        self._recompute_visible(filters=filters)
+        self._say(f"{prefix} ({self.filter_summary})" if prefix else self.filter_summary, "filter")
+        self._settle_cursor()
+
+    def _settle_cursor(self) -> None:
         target = self.row_at_line(self._nearest_line(self.cursor_row))
         if target is None:
             return
         if target != self.cursor_row:
             self.cursor_row = target
         self.call_after_refresh(self._scroll_to_row, target, center=True)
+
+    def action_filter_divergent(self) -> None:
+        """Show only the divergent rows (the cursor goes to the nearest one), or every row again."""
+        if self._diff is None:
+            return
+        if not self._divergent_only:
+            if not self._divergent:
+                self.app.bell()
+                self._say("no divergent rows: nothing to filter", "filter")
+                return
+            self._divergent_only = True
+            self._recompute_visible()
+            message = f"{self.filter_summary} (not their parents); v shows all rows"
+        else:
+            self._divergent_only = False
+            self._recompute_visible()
+            message = self.filter_summary
+        self._say(message, "filter")
+        self._settle_cursor()
+
+    def set_kinds(self, kinds: frozenset[SpanKind] | set[SpanKind] | None) -> None:
+        """Show only rows holding one of ``kinds`` on either side (None or every kind: no kind filter); the
+        cursor stays on its row, or goes to the nearest one shown."""
+        if self._diff is None:
+            return
+        chosen = None if kinds is None or set(kinds) >= set(SpanKind) else frozenset(kinds)
+        if chosen == self._kinds:
+            return
+        self._kinds = chosen
+        self._refilter()
+
+    def action_kind_filter(self) -> None:
+        """Open the span-kind filter: a checkbox and a row count per kind; applying it calls ``set_kinds``."""
+        if self._diff is None:
+            return
+        from tracetui.tui.screens.kind_filter import KindFilter
+
+        counts = rowfilter.kind_counts(self.kind_codes())
+        shown = self._kinds if self._kinds is not None else frozenset(SpanKind)
+        self.app.push_screen(KindFilter(counts, shown), self._kinds_chosen)
+
+    def _kinds_chosen(self, kinds: frozenset[SpanKind] | None) -> None:
+        if kinds is not None:
+            self.set_kinds(kinds)
+
+    # -- folds: collapse and expand subtrees ------------------------------------
+
+    def fold(self, row: int) -> bool:
+        """Collapse ``row``'s subtree into its line; False (nothing done) when it has no children."""
+        depths = self._row_depths()
+        if self._diff is None or not 0 <= row < len(depths) or not rowfilter.has_children(depths, row):
+            return False
+        self._folds[row] = rowfilter.subtree_end(depths, row)
+        return True
+
+    def _fold_message(self, row: int, end: int) -> str:
+        hidden = end - row - 1
+        return f"row {row}: {hidden:,} rows collapsed, {count_in(self._divergent, row + 1, end):,} divergent " \
+               f"({self.filter_summary})"
+
+    def action_toggle_fold(self) -> None:
+        """Collapse the subtree under the cursor into one line, or expand it again; bell on a row without one."""
+        row = self.cursor_row
+        if self._diff is None:
+            return
+        if row in self._folds:
+            del self._folds[row]
+            self._refilter(f"row {row} expanded", filters=False)
+            return
+        if not self.fold(row):
+            self.app.bell()
+            self._say(f"row {row} has no children to collapse", "fold")
+            return
+        self._recompute_visible(filters=False)
+        self._say(self._fold_message(row, self._folds[row]), "fold")
+        self._settle_cursor()
+
+    def action_fold_left(self) -> None:
+        """Collapse the cursor row's subtree; when collapsed already (or childless), go to its parent."""
+        row = self.cursor_row
+        if self._diff is None:
+            return
+        if row not in self._folds and self.fold(row):
+            self._recompute_visible(filters=False)
+            self._say(self._fold_message(row, self._folds[row]), "fold")
+            self._settle_cursor()
+            return
+        depths = self._row_depths()
+        parent = rowfilter.parent_row(depths, row) if 0 <= row < len(depths) else None
+        while parent is not None and self.line_of_row(parent) is None:
+            parent = rowfilter.parent_row(depths, parent)  # filtered out: the nearest ancestor shown
+        if parent is None:
+            self.app.bell()
+            return
+        self.cursor_row = parent
+
+    def action_fold_right(self) -> None:
+        """Expand the cursor row's collapsed subtree; when expanded, go to its first child shown."""
+        row = self.cursor_row
+        if self._diff is None:
+            return
+        if row in self._folds:
+            del self._folds[row]
+            self._refilter(f"row {row} expanded", filters=False)
+            return
+        depths = self._row_depths()
+        line = self.line_of_row(row)
+        below = self.row_at_line(line + 1) if line is not None else None
+        if below is not None and rowfilter.has_children(depths, row) and below < rowfilter.subtree_end(depths, row):
+            self.cursor_row = below
+        else:
+            self.app.bell()
+
+    def action_expand_all(self) -> None:
+        """Expand every collapsed subtree."""
+        if self._diff is None:
+            return
+        if not self._folds:
+            self._say(f"nothing collapsed ({self.filter_summary})", "fold")
+            return
+        count = len(self._folds)
+        self._folds = {}
+        self._refilter(f"{count:,} collapsed subtree{'' if count == 1 else 's'} expanded", filters=False)
+
+    def collapse_to_depth(self, depth: int) -> int:
+        """Collapse every subtree so that no row deeper than ``depth`` shows (replaces the folds); returns how
+        many subtrees were collapsed."""
+        depths = self._row_depths()
+        heads = rowfilter.heads_at_depth(depths, depth)
+        self._folds = rowfilter.subtree_ends(depths, heads)
+        self._recompute_visible(filters=False)
+        self._settle_cursor()
+        return len(heads)
+
+    def action_collapse_to_depth(self) -> None:
+        """Collapse every subtree at the cursor row's depth: only rows that deep or shallower stay."""
+        if self._diff is None or not self.row_count:
+            return
+        depth = self._row_depths()[self.cursor_row]
+        count = self.collapse_to_depth(depth)
+        self._say(f"depth {depth}: {count:,} subtrees collapsed ({self.filter_summary}); Z expands all", "fold")
 
     def action_search(self) -> None:
         """Open the search bar; the text index starts building meanwhile (once per pair)."""
@@ -473,10 +781,37 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             self._search(self._index, None)
         self.app.push_screen(SearchBar(SEARCH, self.search_term), self._search_submitted)
 
+    def _set_highlight(self, term: str) -> None:
+        """Highlight ``term`` in the rows' labels and the detail pane ("" clears)."""
+        if term == self._highlight:
+            return
+        self._highlight = term
+        self._strips.clear()
+        self.refresh()
+        if self.is_attached:
+            for detail in self.screen.query("SpanDetail"):  # by name: span_detail imports this module
+                detail.set_highlight(term)  # type: ignore[attr-defined]
+
+    @property
+    def highlight(self) -> str:
+        """The search term highlighted in the rows and the detail pane ("" when none)."""
+        return self._highlight
+
+    def action_clear_search(self) -> None:
+        """Forget the last search: no highlighted matches; ``]``/``[`` then ask for a search."""
+        if not self.search_term and not self._highlight:
+            return
+        self.search_term = ""
+        self.search_matches = []
+        self._visible_matches = None
+        self._set_highlight("")
+        self._say("search cleared", "search")
+
     def _search_submitted(self, term: str | None) -> None:
         if term is None or self._diff is None:
             return
         if not term.strip():
+            self.action_clear_search()
             return
         if self._index is None or self._index.diff is not self._diff:
             self._index = SearchIndex(self._diff)
@@ -503,6 +838,9 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             return  # another pair or another search since
         self.search_matches = message.rows
         self._visible_matches = None
+        self._set_highlight(message.term if message.rows else "")
+        self._strips.clear()  # the rows marked as matches changed, maybe not the term
+        self.refresh()
         if not message.rows:
             self.app.bell()
             self._say(f"no match for {message.term!r}", "search", severity="warning")
@@ -510,10 +848,12 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self._step_match(1)
 
     def _matches_shown(self) -> list[int]:
-        if self._shown is None:
+        """The matches the filters keep (a match in a collapsed subtree counts: stepping to it expands it)."""
+        if self._selected is None:
             return self.search_matches
         if self._visible_matches is None:
-            self._visible_matches = [r for r in self.search_matches if self.line_of_row(r) is not None]
+            selected = self._selected
+            self._visible_matches = [r for r in self.search_matches if selected[r]]
         return self._visible_matches
 
     def action_step_match(self, direction: int) -> None:
@@ -538,13 +878,13 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         step = step_match(matches, self.cursor_row, direction)
         if step is None:
             self.app.bell()
-            self._say(f"{len(self.search_matches):,} matches for {self.search_term!r}, none among the divergent "
-                      "rows shown; v shows all rows", "search")
+            self._say(f"{len(self.search_matches):,} matches for {self.search_term!r}, none among the rows the "
+                      f"filters keep ({self.filter_summary})", "search")
             return
         row, wrapped = step
         self.cursor_row = row
         where = bisect_left(matches, row) + 1
-        note = (" (wrapped)" if wrapped else "") + (" among the rows shown" if self._shown is not None else "")
+        note = (" (wrapped)" if wrapped else "") + (" among the rows shown" if self._selected is not None else "")
         self._say(f"match {where:,} of {len(matches):,} for {self.search_term!r}{note}", "search")
 
     def action_jump_to_span(self) -> None:
@@ -621,6 +961,8 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         aligned = self._diff.rows[row]
         divergence = self._diff.row_divergence[row]
         category = row_category(aligned.original, aligned.replay, divergence)
+        if category == MISSING and row in getattr(self._diff, "pending", ()):
+            category = EQUAL  # watch mode: the replay has not got there yet, nothing is missing
         layout = column_layout(width, len(self._diff.rows))
 
         line = st["base"]
@@ -631,18 +973,33 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         accent = line + st[f"fg:{category}"] if category != EQUAL else line
 
         is_first = row == self._first_row
-        segments = [
-            Segment(f"{row:>{layout.number}}", line + st["fg:number"]),
-            Segment(FIRST_MARK, accent + Style(bold=True)) if is_first else Segment(" ", line),
-            Segment(MARKS[category], accent + Style(bold=True)),
-            self._label_mark(row, line),
-        ]
         original = self._diff.original.spans[aligned.original] if aligned.original is not None else None
         replay = self._diff.replay.spans[aligned.replay] if aligned.replay is not None else None
         label_tint = st[f"fg:{category}"] if category in (EXTRA, MISSING) else None
-        segments += self._side(original, aligned.depth, layout.side, line, label_tint)
-        segments.append(Segment(SEPARATOR, line + st["fg:separator"]))
-        segments += self._side(replay, aligned.depth, layout.side, line, label_tint)
+        end = self._folds.get(row)
+        fold = self._fold_summary(row, end) if end is not None else None
+        term = self._highlight if self._highlight and self._is_match(row) else ""
+        left, left_shows = self._side(original, aligned.depth, layout.side, line, label_tint, term, fold)
+        right, right_shows = self._side(replay, aligned.depth, layout.side, line, label_tint, term,
+                                        fold if original is None else None)
+        # A match whose labels, as drawn, do not show the term (or a collapsed subtree holding matches).
+        marked = bool(term) and not (left_shows or right_shows)
+        if end is not None and self._highlight and count_in(self.search_matches, row + 1, end):
+            marked = True
+        match = line + st["bg:match"] + st["fg:match"]
+        if is_first:
+            first = Segment(FIRST_MARK, (match if marked else accent) + Style(bold=True))
+        else:
+            first = Segment(MATCH_MARK, match) if marked else Segment(" ", line)
+        segments = [
+            Segment(f"{row:>{layout.number}}", line + st["fg:number"]),
+            first,
+            Segment(MARKS[category], accent + Style(bold=True)),
+            self._label_mark(row, line),
+            *left,
+            Segment(SEPARATOR, line + st["fg:separator"]),
+            *right,
+        ]
         if layout.kind:
             name = divergence.type.value if divergence is not None else ""
             style = accent + st["fg:first"] if is_first else accent
@@ -659,10 +1016,30 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         mark, cls = LABEL_MARKS.get(label, UNKNOWN_LABEL_MARK)
         return Segment(mark, line + self._styles()[f"fg:{cls}"] + Style(bold=True))
 
-    def _side(self, span: Span | None, depth: int, width: int, line: Style, tint: Style | None) -> list[Segment]:
+    def _is_match(self, row: int) -> bool:
+        matches = self.search_matches
+        i = bisect_left(matches, row)
+        return i < len(matches) and matches[i] == row
+
+    def _fold_summary(self, row: int, end: int) -> list[str]:
+        """What a collapsed row says about its subtree, longest first (the widest that fits is drawn)."""
+        rows = end - row - 1
+        divergent = count_in(self._divergent, row + 1, end)
+        return [f"{FOLD_MARK} … {rows:,} rows, {divergent:,} divergent", f"{FOLD_MARK} {rows:,} rows, {divergent:,} div",
+                f"{FOLD_MARK} {rows:,}", FOLD_MARK]
+
+    def _side(
+        self, span: Span | None, depth: int, width: int, line: Style, tint: Style | None, term: str = "",
+        fold: list[str] | None = None,
+    ) -> tuple[list[Segment], bool]:
+        """One side's cells: indent, kind badge, label (``term`` highlighted, ``fold`` summary at the end).
+
+        Returns:
+            The segments, and whether the label as drawn shows ``term``.
+        """
         st = self._styles()
         if span is None:
-            return [Segment(fit("", width), line + st["bg:absent"] + st["fg:absent"])]
+            return [Segment(fit("", width), line + st["bg:absent"] + st["fg:absent"])], False
         indent = min(depth * 2, width // 3)
         badge_width = min(BADGE_WIDTH + 1, max(0, width - indent))
         label_width = max(0, width - indent - badge_width)
@@ -670,8 +1047,27 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         label_style = line + (tint if tint is not None else Style())
         if span.status.value == "error":
             label_style = label_style + st["fg:error"]
-        return [
+        segments = [
             Segment(" " * indent, line),
             Segment(fit(KIND_BADGES[span.kind], badge_width), kind_style),
-            Segment(fit(span_label(span), label_width), label_style),
         ]
+        summary = ""
+        if fold is not None:
+            summary = next((f" {s}" for s in fold if len(s) + 1 <= label_width - 4), fold[-1][:label_width])
+        text = fit(span_label(span), label_width - len(summary))
+        spans = match_spans(text, term) if term else []
+        if spans:
+            match = label_style + st["bg:match"] + st["fg:match"]
+            at = 0
+            for start, stop in spans:
+                if start > at:
+                    segments.append(Segment(text[at:start], label_style))
+                segments.append(Segment(text[start:stop], match))
+                at = stop
+            if at < len(text):
+                segments.append(Segment(text[at:], label_style))
+        else:
+            segments.append(Segment(text, label_style))
+        if summary:
+            segments.append(Segment(summary, line + st["fg:fold"]))
+        return segments, bool(spans)

@@ -1,0 +1,288 @@
+"""Habits (issue 7, item 5): the command palette, keys remapped from a config file, themes, 80×24, the mouse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.command import CommandList, CommandPalette
+from textual.widgets._footer import FooterKey
+
+from tests.tui.helpers import wait_loaded, widget_text
+from tracetui.tui import TraceTuiApp
+from tracetui.tui.commands import COMMANDS
+from tracetui.tui.config import config_path, load_config, parse_config
+from tracetui.tui.keymap import binding_ids
+from tracetui.tui.screens.help_screen import HelpScreen
+from tracetui.tui.screens.pair_screen import PairScreen
+from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.span_detail import SpanDetail
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The developer's own config file must not change what these tests see."""
+    monkeypatch.delenv("TRACETUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _palette_titles(app: TraceTuiApp) -> list[str]:
+    commands = app.screen.query_one(CommandList)
+    return [str(commands.get_option_at_index(i).prompt).split("\n", 1)[0] for i in range(commands.option_count)]
+
+
+async def _open_palette(pilot, query: str = "") -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, CommandPalette)
+    if query:
+        await pilot.press(*query)
+    await pilot.pause(0.3)  # the palette gathers hits in a task
+
+
+def _warnings(app: TraceTuiApp) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "warning"]
+
+
+# -- the command palette ------------------------------------------------------------------------
+
+
+async def test_palette_lists_the_pair_commands_once_loaded(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await _open_palette(pilot)
+        titles = _palette_titles(app)
+        for title in ("First divergence", "Next divergence", "Jump to span id…", "Toggle the detail pane", "Triage",
+                      "Label this divergence", "Promote to a golden case", "Change theme", "Help: keys and marks"):
+            assert title in titles
+        assert "Next search match" not in titles  # no search yet
+
+
+async def test_palette_offers_only_help_theme_quit_without_a_pair(tmp_path: Path) -> None:
+    app = TraceTuiApp(tmp_path / "missing.jsonl", tmp_path / "missing-too.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert app.load_error is not None
+        await _open_palette(pilot)
+        assert sorted(_palette_titles(app)) == ["Change theme", "Help: keys and marks", "Quit"]
+
+
+async def test_palette_runs_the_same_action_as_the_key(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        view = app.query_one(AlignedView)
+        start = view.cursor_row
+        await pilot.press("n")
+        after_key = view.cursor_row
+        assert after_key != start
+        view.cursor_row = start
+        await _open_palette(pilot, "next divergence")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, CommandPalette)
+        assert view.cursor_row == after_key
+
+        await _open_palette(pilot, "toggle the detail")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one(SpanDetail).has_class("-hidden")
+
+
+async def test_palette_jumps_to_a_typed_span_id(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert app.diff is not None
+        row = 5
+        index = app.diff.rows[row].original
+        assert index is not None
+        span_id = app.diff.original.spans[index].span_id
+        await _open_palette(pilot, ":" + span_id[:10])
+        assert _palette_titles(app) == [f"Jump to span {span_id[:10]}"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one(AlignedView).cursor_row == row
+
+
+async def test_palette_changes_the_theme(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await _open_palette(pilot, "change theme")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CommandPalette)  # now the theme picker
+        await pilot.press(*"textual-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.theme == "textual-light"
+
+
+def test_every_palette_command_names_a_real_binding() -> None:
+    ids = binding_ids()
+    assert all(command.binding_id in ids for command in COMMANDS if command.binding_id)
+
+
+# -- the config file: keys and theme -----------------------------------------------------------
+
+
+async def test_config_remaps_a_key_and_the_help_shows_it(scheduling: tuple[str, str], tmp_path: Path) -> None:
+    config = _write(tmp_path, 'theme = "gruvbox"\n[keys]\nnext-divergence = "x,ctrl+n"\nopen-pair = ["enter", "o"]\n')
+    app = TraceTuiApp(*scheduling, config_path=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert app.theme == "gruvbox"
+        view = app.query_one(AlignedView)
+        start = view.cursor_row
+        await pilot.press("n")  # taken away by the keymap
+        assert view.cursor_row == start
+        await pilot.press("x")
+        assert view.cursor_row > start
+        second = view.cursor_row
+        await pilot.press("ctrl+n")
+        assert view.cursor_row > second
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, PairScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        entries = {entry.binding_id: entry.keys for entry in app.screen.entries}
+        assert entries["next-divergence"] == ("x", "^n")
+        assert entries["open-pair"] == ("⏎", "o")
+        assert "x ^n" in widget_text(app.screen.query_one("#help-table"))
+        assert not _warnings(app)
+
+
+async def test_theme_from_the_environment_variable(scheduling: tuple[str, str], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACETUI_CONFIG", str(_write(tmp_path, 'theme = "textual-light"\n')))
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        assert app.theme == "textual-light"
+
+
+async def test_a_config_with_a_syntax_error_warns_and_opens_with_defaults(
+    scheduling: tuple[str, str], tmp_path: Path
+) -> None:
+    config = _write(tmp_path, '[keys]\nnext-divergence = "x"\ntheme = \n')
+    app = TraceTuiApp(*scheduling, config_path=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        (warning,) = _warnings(app)
+        assert f"{config}:3:" in warning and "not valid TOML" in warning
+        view = app.query_one(AlignedView)
+        start = view.cursor_row
+        await pilot.press("n")  # the default key
+        assert view.cursor_row > start
+        assert app.theme == "textual-dark"
+
+
+async def test_unknown_binding_id_and_theme_are_named_and_the_rest_applies(
+    scheduling: tuple[str, str], tmp_path: Path
+) -> None:
+    config = _write(tmp_path, 'theme = "no-such-theme"\n[keys]\nnext-divergnce = "x"\nprevious-divergence = "b"\n')
+    app = TraceTuiApp(*scheduling, config_path=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        (warning,) = _warnings(app)
+        assert "'no-such-theme' does not exist" in warning and "textual-light" in warning
+        assert "'next-divergnce' is no binding id (did you mean 'next-divergence'" in warning
+        assert "valid binding ids: " in warning and "open-pair" in warning
+        assert app.theme == "textual-dark"
+        view = app.query_one(AlignedView)
+        await pilot.press("n")
+        moved = view.cursor_row
+        await pilot.press("b")  # the good entry applied
+        assert view.cursor_row < moved
+
+
+def test_parse_config_shapes() -> None:
+    config = parse_config('theme = 3\ncolour = "x"\n[keys]\nquit = "a b"\nhelp = "h,f1"\n', Path("c.toml"))
+    assert config.theme is None and config.keys == {"help": "h,f1"}
+    assert any("unknown setting 'colour'" in p for p in config.problems)
+    assert any("theme must be a theme name" in p for p in config.problems)
+    assert any("[keys] quit" in p for p in config.problems)
+
+
+def test_config_location(tmp_path: Path) -> None:
+    assert config_path({"XDG_CONFIG_HOME": "/x"}) == Path("/x/tracetui/config.toml")
+    assert config_path({"XDG_CONFIG_HOME": "/x", "TRACETUI_CONFIG": "/y.toml"}) == Path("/y.toml")
+    assert load_config(tmp_path / "absent.toml").problems  # named explicitly but missing: said
+    assert load_config().problems == []  # the default location, absent: no config, nothing to say
+
+
+# -- 80×24, the footer, the mouse ---------------------------------------------------------------
+
+
+async def test_80x24_footer_shows_triage_label_promote(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        keys = {key.key: key for key in app.screen.query(FooterKey)}
+        for key in ("t", "l", "g", "n", "question_mark"):
+            region = keys[key].region
+            assert region.width > 0 and region.right <= 80, key
+        assert app.query_one(AlignedView).size.height >= 5
+
+
+async def test_clicking_a_footer_key_runs_it(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        (detail_key,) = [key for key in app.screen.query(FooterKey) if key.key == "d"]
+        await pilot.click(detail_key)
+        await pilot.pause()
+        assert app.query_one(SpanDetail).has_class("-hidden")
+
+
+async def test_click_selects_a_row_and_double_click_opens_it(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        view = app.query_one(AlignedView)
+        assert view.cursor_row != 5
+        await pilot.click(AlignedView, offset=(10, 5))
+        await pilot.pause()
+        assert view.cursor_row == 5
+        assert app.screen is app.screen_stack[0]
+        await pilot.click(AlignedView, offset=(10, 6), times=2)
+        await pilot.pause()
+        assert view.cursor_row == 6
+        assert isinstance(app.screen, PairScreen)
+
+
+async def test_the_detail_pane_scrolls_with_the_wheel(scheduling: tuple[str, str]) -> None:
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        detail = app.query_one(SpanDetail)
+        assert detail.max_scroll_y > 0 and detail.scroll_y == 0
+        for _ in range(2):
+            detail.post_message(events.MouseScrollDown(detail, 2, 2, 0, 1, 0, False, False, False))
+        await pilot.pause()
+        assert detail.scroll_y > 0
+
+
+def test_view_takes_a_config_path() -> None:
+    from tracetui.cli.main import build_parser
+
+    args = build_parser().parse_args(["view", "a.jsonl", "b.jsonl", "--config", "my.toml"])
+    assert args.config == "my.toml"
