@@ -64,6 +64,29 @@ async def test_palette_lists_the_pair_commands_once_loaded(scheduling: tuple[str
                       "Label this divergence", "Promote to a golden case", "Change theme", "Help: keys and marks"):
             assert title in titles
         assert "Next search match" not in titles  # no search yet
+        for title in ("Span kinds shown…", "Collapse / expand this subtree", "Expand all subtrees"):
+            assert title in titles
+        assert not any(t.startswith("Follow the replay") for t in titles)  # not watching
+
+
+async def test_palette_offers_follow_while_watching_and_runs_it(scheduling: tuple[str, str], tmp_path: Path) -> None:
+    import shutil
+
+    replay = tmp_path / "live.jsonl"
+    shutil.copy(scheduling[1], replay)
+    app = TraceTuiApp(scheduling[0], replay, watch=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(100):  # the watch worker reads the file
+            await pilot.pause(0.05)
+            if app.diff is not None and app.watch_arrived:
+                break
+        assert app.watching and not app.following
+        await _open_palette(pilot, "follow")
+        titles = _palette_titles(app)
+        assert titles[0] == "Follow the replay as it is written / stop following"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.following  # the same action as F
 
 
 async def test_palette_offers_only_help_theme_quit_without_a_pair(tmp_path: Path) -> None:

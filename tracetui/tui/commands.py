@@ -33,7 +33,8 @@ class Command:
         owner: ``"app"`` or ``"view"`` (the aligned view): where the binding is declared.
         action: The action to run when there is no binding (``binding_id`` empty).
         help: Help text when there is no binding.
-        when: Extra condition (``"search"``: after a search; ``"divergence"``: on a divergent row).
+        when: Extra condition (``"search"``: after a search; ``"divergence"``: on a divergent row;
+            ``"watch"``: while a replay is watched, ``--watch``).
     """
 
     title: str
@@ -54,6 +55,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("Next search match", "next-match", when="search"),
     Command("Previous search match", "previous-match", when="search"),
     Command("Divergent rows only / all rows", "filter-divergent"),
+    Command("Span kinds shown…", "filter-kinds"),
+    Command("Collapse / expand this subtree", "toggle-fold"),
+    Command("Collapse every subtree at this depth", "collapse-to-depth"),
+    Command("Expand all subtrees", "expand-all"),
+    Command("Clear the search", "clear-search", when="search"),
+    Command("Follow the replay as it is written / stop following", "toggle-follow", owner="app", when="watch"),
     Command("Toggle the detail pane", "toggle-detail", owner="app"),
     Command("Triage", "triage", owner="app"),
     Command("Label this divergence", "label", owner="app", when="divergence"),
@@ -101,6 +108,8 @@ class TraceCommands(Provider):
             if command.binding_id not in PAIR_FREE and not loaded:
                 continue
             if command.when == "search" and (view is None or not view.search_term):
+                continue
+            if command.when == "watch" and not getattr(app, "watching", False):
                 continue
             if command.when == "divergence":
                 if app.diff is None or view is None or not app.diff.rows:
