@@ -58,11 +58,14 @@ async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
         view = app.query_one(AlignedView)
         # No replay file yet: waiting, not an error.
         await until(pilot, lambda: "waiting for replay.jsonl" in bar.watch_text, "the waiting state")
-        assert app.load_error is None and app.diff is None
+        assert app.load_error is None
+        # ... with the original's rows shown meanwhile (keys work on them), every replay side pending
+        await until(pilot, lambda: app.diff is not None and view.row_count == 9, "the original's skeleton")
+        assert not any(_replay_ids(app)) and not app.diff.divergences
         with rp.open("wb") as fh:
             _write(fh, lines[0] + lines[1] + lines[2])  # header, root, first child
             await until(pilot, lambda: app.diff is not None and "r1" in _replay_ids(app), "the first spans")
-            assert "following replay.jsonl" in bar.watch_text and "2 new spans" in bar.watch_text
+            assert "watching replay.jsonl" in bar.watch_text and "2 new spans" in bar.watch_text
             assert len(app.diff.rows) == 9  # the original's skeleton: every original span has its row already
             view.cursor_row = 5
             # A torn write: half of the next line. No row for it until the rest arrives.

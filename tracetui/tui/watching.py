@@ -120,12 +120,10 @@ class WatchMixin:
                 return True
             if baseline is None:  # what the file held when the watch began is not "new"
                 baseline = len(snap.spans)
-            if snap.state == "waiting" and not snap.spans and not snap.header:
-                if not waiting_said or snap.changed:
-                    app.post_message(WatchWaiting(path))
-                    waiting_said = True
-                if not shown:
-                    return False
+            waiting = snap.state == "waiting" and not snap.spans and not snap.header
+            if waiting and (not waiting_said or snap.changed):
+                app.post_message(WatchWaiting(path))
+                waiting_said = True
             if shown and not snap.changed:
                 return False
             complete = snap.state == "complete"
@@ -138,7 +136,8 @@ class WatchMixin:
             if not shown:
                 shown = True
                 app.post_message(PairLoaded(diff))
-            app.post_message(WatchUpdated(diff, "complete" if complete else "following",
+            state = "complete" if complete else "waiting" if waiting else "following"
+            app.post_message(WatchUpdated(diff, state,
                                           max(0, len(snap.spans) - (baseline or 0)), newest, snap.torn))
             return complete
 

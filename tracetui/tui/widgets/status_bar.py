@@ -100,7 +100,7 @@ class StatusBar(Static):
         if state == "waiting":
             text.append(f"waiting for {name}…", self._style("warning"))
         elif state == "following":
-            text.append(f"following {name}", self._style("clean"))
+            text.append(f"watching {name}", self._style("clean"))
             text.append(f" · {_plural(arrived, 'new span')}", self._style("muted"))
             if torn:
                 text.append(" · a line is being written", self._style("muted"))
