@@ -224,15 +224,60 @@ async def test_unknown_binding_id_and_theme_are_named_and_the_rest_applies(
         await wait_loaded(pilot)
         await pilot.pause()
         (warning,) = _warnings(app)
-        assert "'no-such-theme' does not exist" in warning and "textual-light" in warning
+        assert "'no-such-theme' does not exist" in warning
         assert "'next-divergnce' is no binding id (did you mean 'next-divergence'" in warning
-        assert "valid binding ids: " in warning and "open-pair" in warning
+        assert "w lists them all" in warning and len(warning.splitlines()) <= 5  # fits a small screen
+        assert "valid binding ids" not in warning  # the long lists are in w
         assert app.theme == "textual-dark"
         view = app.query_one(AlignedView)
         await pilot.press("n")
         moved = view.cursor_row
         await pilot.press("b")  # the good entry applied
         assert view.cursor_row < moved
+        await pilot.press("w")
+        await pilot.pause()
+        listed = "\n".join(f"{side} {issue}" for side, issue in app.screen.issues)  # type: ignore[attr-defined]
+        assert "config" in listed and "valid binding ids: " in listed and "open-pair" in listed
+        assert "textual-light" in listed  # every theme, in full
+
+
+async def test_a_malformed_key_is_dropped_and_the_default_kept(scheduling: tuple[str, str], tmp_path: Path) -> None:
+    config = _write(tmp_path, '[keys]\nopen-pair = "ctrl+shift+alt+"\nnext-divergence = "x,hyperspace+n,ctrl+"\n')
+    app = TraceTuiApp(*scheduling, config_path=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        (warning,) = _warnings(app)
+        assert "'ctrl+shift+alt+' is not a key" in warning and "default key is kept" in warning
+        assert app.config.keys == {"next-divergence": "x"}
+        view = app.query_one(AlignedView)
+        start = view.cursor_row
+        await pilot.press("x")  # the good key of the same entry applied
+        assert view.cursor_row > start
+        await pilot.press("enter")  # open-pair kept its default
+        await pilot.pause()
+        assert isinstance(app.screen, PairScreen)
+
+
+async def test_one_key_given_to_two_actions_is_named(scheduling: tuple[str, str], tmp_path: Path) -> None:
+    config = _write(tmp_path, '[keys]\nnext-divergence = "x"\nprevious-divergence = "x"\nquit = "n"\n')
+    app = TraceTuiApp(*scheduling, config_path=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        (warning,) = _warnings(app)
+        assert "'x' is bound to next-divergence and previous-divergence" in warning
+        assert "'n' is bound to quit and next-divergence" in warning or "'n' is bound to next-divergence" not in warning
+
+
+def test_valid_key_names() -> None:
+    from tracetui.tui.keymap import valid_key
+
+    for key in ("n", "N", "ctrl+n", "ctrl+shift+up", "enter", "escape", "f5", "pageup", "slash", "question_mark",
+                "left_square_bracket", "+", "ctrl++", "space"):
+        assert valid_key(key), key
+    for key in ("", "ctrl+", "ctrl+shift+alt+", "hyper-n", "nosuchkey", "boss+n", " n", "ctrl+ctrl"):
+        assert not valid_key(key), key
 
 
 def test_parse_config_shapes() -> None:
@@ -308,4 +353,24 @@ def test_view_takes_a_config_path() -> None:
     from tracetui.cli.main import build_parser
 
     args = build_parser().parse_args(["view", "a.jsonl", "b.jsonl", "--config", "my.toml"])
+    assert args.config == "my.toml"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--config", "my.toml", "a.jsonl", "b.jsonl"],  # view's options before the files (the README's order)
+        ["a.jsonl", "b.jsonl", "--config", "my.toml"],
+        ["view", "--config", "my.toml", "a.jsonl", "b.jsonl"],
+    ],
+)
+def test_tracetui_config_before_or_after_the_files(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracetui.cli.commands as commands
+    from tracetui.cli.main import main
+
+    seen: list[object] = []
+    monkeypatch.setattr(commands, "run_view", lambda args, err: seen.append(args) or 0)
+    assert main(argv) == 0
+    (args,) = seen
+    assert (args.original, args.replay) == ("a.jsonl", "b.jsonl")
     assert args.config == "my.toml"

@@ -88,6 +88,7 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
         trace_id=args.trace_id,
         replay_trace_id=args.replay_trace_id,
         watch=watch,
+        config_path=getattr(args, "config", None),
     )
     app.run()
     return int(app.return_code or 0)

@@ -133,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_TOP_LEVEL_OPTIONS = frozenset({"-h", "--help", "--version"})
+"""Options of ``tracetui`` itself; any other first argument that is not a command starts ``view``."""
+
+
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the CLI.
 
@@ -147,8 +151,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # `tracetui A B` is `tracetui view A B`: the on-call path is the short one.
-    if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
+    # `tracetui A B` is `tracetui view A B`: the on-call path is the short one (view's options, such as
+    # `--config PATH` or `--watch`, may come first: `tracetui --watch A B`).
+    if args_list and args_list[0] not in COMMANDS and args_list[0] not in _TOP_LEVEL_OPTIONS:
         args_list.insert(0, "view")
     parser = build_parser()
     try:
@@ -193,8 +198,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             return run(args, out, err)
         from tracetui.cli.commands import run_view
 
-        if args.config:  # the app reads its config file from here (tracetui/tui/config.py)
-            os.environ["TRACETUI_CONFIG"] = args.config
         return run_view(args, err)
     except TracetuiError as exc:
         print(f"tracetui: error: {exc}", file=err)

@@ -21,6 +21,7 @@ from textual.command import Provider
 from textual.widget import Widget
 
 from tracetui.core.errors import ReadError, TracetuiError
+from tracetui.core.model import ReadIssue
 from tracetui.tui.commands import TraceCommands
 from tracetui.tui.config import load_config
 from tracetui.tui.formatting import visible
@@ -137,6 +138,9 @@ class TraceTuiApp(WatchMixin, App[int]):
         self.config = load_config(config_path)
         """The user config read (``tui/config.py``); ``config.problems`` lists what was ignored."""
         if self.config.keys:
+            from tracetui.tui.keymap import drop_bad_keys
+
+            self.config.problems.extend(drop_bad_keys(self.config))  # a malformed key would unbind its action
             self.set_keymap(self.config.keys)  # ids no binding has are ignored by Textual, and reported
         if self.config.theme is not None:
             from tracetui.tui.keymap import apply_theme
@@ -171,11 +175,22 @@ class TraceTuiApp(WatchMixin, App[int]):
     def _check_config(self) -> None:
         """Warn about what the config file got wrong (after the first frame: checking the keymap imports every
         screen); the app runs on with the defaults for those parts."""
-        from tracetui.tui.keymap import check_keymap
+        from tracetui.tui.keymap import check_keymap, key_conflicts
 
-        problems = [*self.config.problems, *check_keymap(self.config)]
-        if problems:
-            self.notify("\n".join(visible(p) for p in problems), title="config: using the defaults for",
+        unknown = check_keymap(self.config)
+        self.config.problems.extend(unknown)
+        if not unknown:  # conflicts are only meaningful once every id is known
+            self.config.problems.extend(key_conflicts(self.config, type(self)))
+        problems = [p for p in self.config.problems if not p.startswith("valid binding ids:")]
+        if problems:  # short: the whole text (every valid id, every theme) is in w's list
+            name = f"{self.config.path}: " if self.config.path is not None else ""
+            problems = [p[len(name):] if name and p.startswith(name) else p for p in problems]
+            shown = [] if not name else [visible(f"in {self.config.path}:")]
+            shown += [visible(p if len(p) <= 160 else p[:159] + "…") for p in problems[:3]]
+            if len(problems) > 3:
+                shown.append(f"… {len(problems) - 3} more")
+            shown.append("w lists them all; the rest of the file applies")
+            self.notify("\n".join(shown), title=f"config file: {len(problems)} problem{'s' * (len(problems) > 1)}",
                         severity="warning", markup=False, timeout=20)
 
     def _main(self, kind: type[WidgetType]) -> WidgetType:
@@ -515,11 +530,19 @@ class TraceTuiApp(WatchMixin, App[int]):
 
         self.push_screen(dialog, done)
 
+    def config_issues(self) -> list[ReadIssue]:
+        """What the config file got wrong (``config.problems``), as warnings for the ``w`` list."""
+        name = str(self.config.path) if self.config.path is not None else "config"
+        return [ReadIssue(path=name, line=None, where="", severity="warning",
+                          message=p[len(name) + 2:] if p.startswith(f"{name}: ") else p)
+                for p in self.config.problems]
+
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""
         if self.diff is None:
             return
         issues = [*(("original", i) for i in self.diff.original.issues), *(("replay", i) for i in self.diff.replay.issues)]
+        issues.extend(("config", issue) for issue in self.config_issues())
         if not issues:
             self.notify("Both files loaded without warnings.", title="load warnings", markup=False)
             return
