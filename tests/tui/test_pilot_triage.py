@@ -392,3 +392,21 @@ async def test_every_panel_binding_has_an_id() -> None:
         for binding in owner.BINDINGS:
             assert binding.id, f"{owner.__name__}: {binding.key} has no id"  # type: ignore[union-attr]
             assert binding.id == binding.id.lower() and "_" not in binding.id  # type: ignore[union-attr]
+
+
+async def test_the_agent_field_finds_the_recorded_agent_from_another_folder(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's agent_ref is relative to where the run was recorded; opened from elsewhere, the field holds a
+    reference that loads from here (found from the trace's folder upwards), not one that says "not found"."""
+    from textual.widgets import Input
+
+    from tracetui.core.harness.agent import load_agent
+
+    original, replay = sample_pair("scheduling")
+    monkeypatch.chdir(tmp_path)
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _open_panel(pilot)
+        value = screen.query_one("#triage-agent", Input).value
+        assert value.endswith("agent.py:run") and value != "sample_runs/scheduling/agent.py:run"
+        assert load_agent(value).run.__name__ == "run"

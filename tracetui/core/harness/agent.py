@@ -169,6 +169,37 @@ def load_agent(ref: str) -> AgentSpec:
     return _spec(ref, module, fn, display)
 
 
+def locate_agent_ref(ref: str, trace_path: str) -> str:
+    """A recorded ``agent_ref`` made usable from the current directory.
+
+    A trace's header keeps the reference as typed when it was recorded (``sample_runs/x/agent.py:run``,
+    relative to the folder ``tracetui record`` ran in). When its file part does not exist from here, the
+    folders from the trace's own folder upwards are tried (the project the trace belongs to), and the first
+    one holding the file gives the reference, as a path relative to the current directory when that is
+    shorter. Module references (``pkg.agent:run``) and references that already work are returned unchanged,
+    as is one found nowhere (``load_agent`` then says the file is missing).
+
+    Args:
+        ref: ``path/to/file.py:function`` or ``module:function``.
+        trace_path: The trace whose header held it (``FILE`` or ``FILE#RUN``).
+    """
+    target, sep, func = ref.rpartition(":")
+    if not sep or not target or os.path.isabs(target) or os.path.exists(target):
+        return ref
+    if not (target.endswith(".py") or "/" in target or os.sep in target):
+        return ref
+    folder = os.path.dirname(os.path.abspath(trace_path.split("#", 1)[0]))
+    while True:
+        candidate = os.path.join(folder, target)
+        if os.path.isfile(candidate):
+            relative = os.path.relpath(candidate)
+            return f"{relative if len(relative) < len(candidate) else candidate}:{func}"
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ref
+        folder = parent
+
+
 def _load_file(path: str) -> Any:
     if not os.path.isfile(path):
         raise AgentLoadError(f"agent file {path} not found")

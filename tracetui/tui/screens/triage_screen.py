@@ -228,7 +228,10 @@ class TriageScreen(ModalScreen["int | None"]):
         agent = ""
         if app.diff is not None:
             ref = app.diff.original.header.get("agent_ref")
-            agent = ref if isinstance(ref, str) else ""
+            if isinstance(ref, str):  # recorded relative to where `tracetui record` ran: find it from here
+                from tracetui.core.harness.agent import locate_agent_ref
+
+                agent = locate_agent_ref(ref, app.diff.original.path)
         with Vertical(id="triage-box"):
             yield Static(id="triage-title", markup=False)
             yield TriageList(Option(Text("assessing the run…", "dim"), disabled=True), id="triage-list")
