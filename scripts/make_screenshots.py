@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ class Scene:
         keys: Keys pressed after loading (Textual key names).
         size: Terminal ``(columns, rows)``.
         title: Window title drawn in the SVG.
+        watch: When > 0, ``--watch`` on a replay file being written: its header and this many span lines
+            (in the order the writer writes them: when each span ends), then half of the next line.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Scene:
     keys: tuple[str, ...] = ()
     size: tuple[int, int] = (120, 36)
     title: str = "tracetui"
+    watch: int = 0
 
 
 SCENES: tuple[Scene, ...] = (
@@ -55,6 +59,9 @@ SCENES: tuple[Scene, ...] = (
     Scene("help", "scheduling", ("question_mark",), title="tracetui — keys (?)"),
     Scene("triage-scheduling", "scheduling", ("t",), title="tracetui — triage (t)"),
     Scene("label-scheduling", "scheduling", ("l",), title="tracetui — label a divergence (l)"),
+    Scene("find-scheduling", "scheduling", ("slash", *"slots", "enter", "v"),
+          title="tracetui — search (/) and divergent rows only (v)"),
+    Scene("watch-scheduling", "scheduling", watch=5, title="tracetui — following a replay being written (--watch)"),
 )
 """Every scene, in README order."""
 
@@ -90,6 +97,9 @@ async def render_scene(scene: Scene) -> Rendered:
     from tracetui.tui import TraceTuiApp
     from tracetui.tui.widgets.aligned_view import AlignedView
 
+    if scene.watch:
+        with tempfile.TemporaryDirectory() as folder:
+            return await _render_watch(scene, folder)
     app = TraceTuiApp(*pair_paths(scene))
     async with app.run_test(size=scene.size) as pilot:
         await app.workers.wait_for_complete()
@@ -106,6 +116,37 @@ async def render_scene(scene: Scene) -> Rendered:
             cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
             first_row=first.row if first is not None else None,
         )
+
+
+async def _render_watch(scene: Scene, folder: str) -> Rendered:
+    """A watch-mode scene: the replay written up to ``scene.watch`` spans and half a line, as a run in progress."""
+    import orjson
+
+    from tracetui.tui import TraceTuiApp
+    from tracetui.tui.widgets.aligned_view import AlignedView
+
+    original, replay = pair_paths(scene)
+    lines = [line for line in Path(replay).read_bytes().splitlines(keepends=True) if line.strip()]
+    header, spans = lines[0], lines[1:]
+    spans.sort(key=lambda line: orjson.loads(line).get("end_ns") or 0)  # the writer's order: when each span ended
+    live = Path(folder) / "replay.jsonl"
+    torn = spans[scene.watch]
+    live.write_bytes(header.rstrip(b"\n") + b" " * 64 + b"\n" + b"".join(spans[: scene.watch]) + torn[: len(torn) // 2])
+    app = TraceTuiApp(original, str(live), watch=True)
+    async with app.run_test(size=scene.size) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.diff is not None and "being written" in app.screen_stack[0].query_one("StatusBar").watch_text:
+                break
+        for key in scene.keys:
+            await pilot.press(key)
+        await pilot.pause()
+        first = app.diff.first if app.diff is not None else None
+        svg = app.export_screenshot(title=scene.title)
+        app.stop_watch()
+        return Rendered(svg=svg, screen=type(app.screen).__name__,
+                        cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
+                        first_row=first.row if first is not None else None)
 
 
 def write_png(svg: str, path: Path) -> None:
