@@ -19,6 +19,6 @@ def test_bench_tui_runs_on_a_small_pair(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     for label in ("first frame (from app start)", "first frame (from process launch)",
                   "first divergence on screen (app)", "n/p key -> frame", "pagedown key -> frame",
-                  "peak RSS / files' size"):
+                  "peak RSS (+ child) / files' size"):
         assert label in out.stdout, out.stdout
     assert "budget" in out.stdout
