@@ -65,6 +65,9 @@ async def test_search_a_tool_name_steps_and_wraps(scheduling: tuple[str, str]) -
         await pilot.press("left_square_bracket")
         assert view.cursor_row == 5 and "wrapped" not in view.message
         assert app.focused is view
+        await pilot.pause()
+        said = [n.message for n in app._notifications if n.title == "search"]
+        assert said == ["match 1 of 2 for 'execute_tool LIST_open_slots'"]  # the last one, not a pile of five
 
 
 async def test_search_an_argument_value(scheduling: tuple[str, str]) -> None:

@@ -177,21 +177,18 @@ class TraceTuiApp(WatchMixin, App[int]):
         screen); the app runs on with the defaults for those parts."""
         from tracetui.tui.keymap import check_keymap, key_conflicts
 
-        unknown = check_keymap(self.config)
-        self.config.problems.extend(unknown)
-        if not unknown:  # conflicts are only meaningful once every id is known
-            self.config.problems.extend(key_conflicts(self.config, type(self)))
-        problems = [p for p in self.config.problems if not p.startswith("valid binding ids:")]
-        if problems:  # short: the whole text (every valid id, every theme) is in w's list
-            name = f"{self.config.path}: " if self.config.path is not None else ""
-            problems = [p[len(name):] if name and p.startswith(name) else p for p in problems]
-            shown = [] if not name else [visible(f"in {self.config.path}:")]
-            shown += [visible(p if len(p) <= 160 else p[:159] + "…") for p in problems[:3]]
-            if len(problems) > 3:
-                shown.append(f"… {len(problems) - 3} more")
-            shown.append("w lists them all; the rest of the file applies")
-            self.notify("\n".join(shown), title=f"config file: {len(problems)} problem{'s' * (len(problems) > 1)}",
-                        severity="warning", markup=False, timeout=20)
+        self.config.problems.extend(check_keymap(self.config))
+        self.config.problems.extend(key_conflicts(self.config, type(self)))
+        problems = self.config_issues()
+        if problems:  # short (a few lines at 80 columns): every problem in full is in w's list
+            first = problems[0].message
+            shown = [visible(first if len(first) <= 90 else first[:89] + "…")]
+            if len(problems) > 1:
+                shown.append(f"and {len(problems) - 1} more")
+            shown.append("w lists them; the rest of the file applies")
+            count = f"{len(problems)} problem{'s' * (len(problems) > 1)}"
+            self.notify("\n".join(shown), title=f"config file: {count}", severity="warning", markup=False,
+                        timeout=12)
 
     def _main(self, kind: type[WidgetType]) -> WidgetType:
         """A widget of the main screen, even while another screen (help, pair) is on top."""
@@ -253,13 +250,8 @@ class TraceTuiApp(WatchMixin, App[int]):
                 self.jump_to_row(row)
         self.refresh_bindings()  # d and w apply now
         from tracetui.core.readers import split_run_ref
-        from tracetui.core.report import run_changes
 
-        changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
-        if changes:  # prompt version, model, tool schemas: what changed before any span ran
-            shown = "\n".join(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}" for c in changes[:6])
-            more = f"\n… {len(changes) - 6} more" if len(changes) > 6 else ""
-            self.notify(visible(shown) + more, title="run inputs changed", markup=False, timeout=8)
+        self.say_run_inputs(diff)
         for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
                                         ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
             if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
@@ -270,6 +262,23 @@ class TraceTuiApp(WatchMixin, App[int]):
                     markup=False,
                     timeout=8,
                 )
+
+    _run_inputs_said = False
+
+    def say_run_inputs(self, diff: TraceDiff) -> None:
+        """Notify what changed in the run's inputs before any span ran (prompt version, model, tool schemas:
+        the headers), once per pair; nothing while the replay has no header yet (watch mode, waiting)."""
+        from tracetui.core.report import run_changes
+
+        if self._run_inputs_said or not diff.replay.header:
+            return
+        self._run_inputs_said = True
+        changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
+        if changes:
+            lines = [visible(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}") for c in changes[:6]]
+            if len(changes) > 6:
+                lines.append(f"… {len(changes) - 6} more")
+            self.notify("\n".join(lines), title="run inputs changed", markup=False, timeout=8)
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
@@ -303,6 +312,7 @@ class TraceTuiApp(WatchMixin, App[int]):
         self.replay_format = None
         self.replay_trace_id = None
         self.reloading = True
+        self._run_inputs_said = False
         self._jump_after_load = jump_to
         self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
         self.load_pair()
@@ -532,10 +542,16 @@ class TraceTuiApp(WatchMixin, App[int]):
 
     def config_issues(self) -> list[ReadIssue]:
         """What the config file got wrong (``config.problems``), as warnings for the ``w`` list."""
+        import re
+
         name = str(self.config.path) if self.config.path is not None else "config"
-        return [ReadIssue(path=name, line=None, where="", severity="warning",
-                          message=p[len(name) + 2:] if p.startswith(f"{name}: ") else p)
-                for p in self.config.problems]
+        located = re.compile(rf"{re.escape(name)}(?::(\d+)(?::\d+)?)?: (.*)", re.DOTALL)  # PATH[:LINE[:COL]]: text
+        issues = []
+        for problem in self.config.problems:
+            m = located.match(problem)
+            line, message = (int(m.group(1)) if m.group(1) else None, m.group(2)) if m else (None, problem)
+            issues.append(ReadIssue(path=name, line=line, where="", severity="warning", message=message))
+        return issues
 
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""

@@ -122,6 +122,8 @@ def key_conflicts(config: Config, app_class: type) -> list[str]:
     active on every screen) and the other a screen's or widget's. Only conflicts involving a binding the
     config remapped are reported (the defaults do not clash).
 
+    Ids no binding has are ignored here (``check_keymap`` names them).
+
     Args:
         config: A config read by ``load_config``.
         app_class: The app class (its bindings and those of its mixins count as the app's).
@@ -182,8 +184,8 @@ def check_keymap(config: Config) -> list[str]:
         close = difflib.get_close_matches(binding_id, known, n=2)
         guess = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
         problems.append(f"{name}: [keys] {binding_id!r} is no binding id{guess}")
-    if unknown:
-        problems.append(f"valid binding ids: {', '.join(sorted(known))}")
+    if unknown:  # the list, once, at the end of the last one (w shows it whole)
+        problems[-1] += f"; valid binding ids: {', '.join(sorted(known))}"
     return problems
 
 

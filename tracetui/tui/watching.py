@@ -214,6 +214,7 @@ class WatchMixin:
                        title="watch", markup=False)
         if self.following and message.newest_row is not None:
             view.cursor_row = message.newest_row
+        app.say_run_inputs(diff)  # once the replay's header has arrived
         if not had_first and diff.first is not None and old is not None and old is not diff:
             app.notify(f"first divergence at row {diff.first.row}: {diff.first.type.value} (f jumps there)",
                        title="watch", markup=False, timeout=8)

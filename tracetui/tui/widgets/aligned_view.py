@@ -595,7 +595,9 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _say(self, message: str, title: str, *, severity: str = "information") -> None:
         self.message = message
-        self.app.notify(visible(message), title=title, severity=severity, markup=False)  # type: ignore[arg-type]
+        from tracetui.tui.notices import notify_replacing
+
+        notify_replacing(self.app, visible(message), title=title, severity=severity)  # one "match 3 of 7", not 7
 
     def _reveal(self, row: int) -> None:
         """Make ``row`` shown: drop the filters when they hide it, expand the collapsed subtrees holding it."""

@@ -1,0 +1,41 @@
+"""Notifications that replace their predecessor instead of piling up.
+
+Stepping through 7 search matches with ``]`` used to stack 7 "match N of 7"
+toasts over the detail pane and the status line. ``notify_replacing`` first
+removes the notifications still shown under the same title, then notifies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+
+
+def notify_replacing(app: App[Any], message: str, *, title: str, severity: str = "information",
+                     timeout: float | None = None) -> None:
+    """``app.notify(message, title=title, markup=False)`` after removing the ones shown with the same ``title``.
+
+    Args:
+        app: The app.
+        message: Plain text (never markup).
+        title: The notification's title; the key of what it replaces.
+        severity: ``information``, ``warning`` or ``error``.
+        timeout: Seconds shown (None: Textual's default).
+    """
+    notifications = getattr(app, "_notifications", None)  # Textual's Notifications (private: guarded)
+    unnotify = getattr(app, "_unnotify", None)
+    if notifications is not None and unnotify is not None:
+        try:
+            stale = [n for n in list(notifications) if getattr(n, "title", None) == title]
+        except TypeError:
+            stale = []
+        for notification in stale:
+            try:
+                unnotify(notification, refresh=False)
+            except (KeyError, LookupError):
+                pass
+    kwargs: dict[str, Any] = {"title": title, "severity": severity, "markup": False}
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    app.notify(message, **kwargs)
