@@ -50,7 +50,7 @@ def _write(fh, data: bytes) -> None:
 
 async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
     op, rp = tmp_path / "original.jsonl", tmp_path / "replay.jsonl"
-    op.write_bytes(dumps_trace({"run_id": "o"}, ORIGINAL))
+    op.write_bytes(dumps_trace({"run_id": "o", "code_version": "c1"}, ORIGINAL))
     lines = dumps_trace({"run_id": "r"}, REPLAY).splitlines(keepends=True)  # header, root, children, extra
     app = TraceTuiApp(op, rp, watch=True)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -62,6 +62,8 @@ async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
         # ... with the original's rows shown meanwhile (keys work on them), every replay side pending
         await until(pilot, lambda: app.diff is not None and view.row_count == 9, "the original's skeleton")
         assert not any(_replay_ids(app)) and not app.diff.divergences
+        # no header yet: nothing to say about the run's inputs (every field would read "→ null")
+        assert "run inputs changed" not in [n.title for n in app._notifications]
         with rp.open("wb") as fh:
             _write(fh, lines[0] + lines[1] + lines[2])  # header, root, first child
             await until(pilot, lambda: app.diff is not None and "r1" in _replay_ids(app), "the first spans")
