@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from tracetui.core.diff import TraceDiff, diff_traces
-from tracetui.core.errors import ReadError, TraceNotFound
+from tracetui.core.errors import ReadError, SourceChanged, TraceNotFound
 from tracetui.core.lazyspan import LazySpan
 from tracetui.core.model import Span
 from tracetui.core.readers import native_index, read_pair, read_replay, read_trace
@@ -141,7 +141,7 @@ def test_payload_of_a_file_rewritten_in_place_is_a_clear_error(tmp_path: Path) -
     size = orig.stat().st_size
     with open(orig, "r+b") as fh:
         fh.write(b"x" * size)
-    with pytest.raises(ReadError, match="changed since it was read") as err:
+    with pytest.raises(SourceChanged, match="changed since it was read") as err:  # a ReadError
         lazy.spans[3].data  # noqa: B018
     assert err.value.line == lazy.spans[3].line
 

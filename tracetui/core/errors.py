@@ -31,6 +31,11 @@ class ReadError(TracetuiError):
         super().__init__(f"{loc}: {reason}")
 
 
+class SourceChanged(ReadError):
+    """A span's payload, read on demand from its file (``tracetui.core.lazyspan``), is no longer there:
+    the file was truncated or rewritten in place since it was loaded. Open the pair again."""
+
+
 class FormatNotRecognised(ReadError):
     """No reader recognises the file's content; lists the formats tried."""
 

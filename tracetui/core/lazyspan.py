@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import orjson
 
-from tracetui.core.errors import ReadError
+from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span, SpanKind
 
 __all__ = ["LazySpan", "PayloadFile", "payload_sig"]
@@ -111,8 +111,8 @@ class LazySpan(Span):
         except orjson.JSONDecodeError:
             obj = None
         if type(obj) is not dict or obj.get("span_id") != self.span_id:
-            raise ReadError(src.path, "the file changed since it was read (this span's line is gone); "
-                            "open the pair again", line=self.line)
+            raise SourceChanged(src.path, "the file changed since it was read (this span's line is gone); "
+                                "open the pair again", line=self.line)
         section = obj.get(self.kind.value)
         return {} if section is None else section
 

@@ -455,7 +455,20 @@ class TraceTuiApp(WatchMixin, App[int]):
             if row is not None:
                 self._main(AlignedView).cursor_row = row
 
-        self.push_screen(PairScreen(self.diff, message.row), follow)
+        from tracetui.core.errors import SourceChanged
+
+        try:
+            screen = PairScreen(self.diff, message.row)
+            from tracetui.tui.pair_fields import pair_fields
+
+            pair_fields(self.diff, message.row)  # reads the pair's payloads now: a file changed since is said here
+        except SourceChanged as exc:
+            from tracetui.tui.notices import say_source_changed
+
+            say_source_changed(self, exc)
+            self.bell()
+            return
+        self.push_screen(screen, follow)
 
     # -- actions ------------------------------------------------------------
 

@@ -39,3 +39,27 @@ def notify_replacing(app: App[Any], message: str, *, title: str, severity: str =
     if timeout is not None:
         kwargs["timeout"] = timeout
     app.notify(message, **kwargs)
+
+
+def say_source_changed(app: App[Any], error: Exception) -> None:
+    """Tell the user, once per file, that a trace changed on disk while open (``SourceChanged``): the spans
+    whose payloads were not read yet can no longer be shown; the pair must be opened again.
+
+    Args:
+        app: The app.
+        error: The ``tracetui.core.errors.SourceChanged`` raised by a span's ``data``.
+    """
+    path = getattr(error, "path", "")
+    said: set[str] = app.__dict__.setdefault("_source_changed_said", set())
+    if path in said:
+        return
+    said.add(path)
+    import os
+
+    app.notify(f"{os.path.basename(path)} changed on disk since it was opened (truncated or rewritten): the spans "
+               "not read yet cannot be shown. Quit and open the pair again.",
+               title="trace file changed", severity="error", markup=False, timeout=30)
+
+
+STALE_LABEL = "⚠ file changed since it was read"
+"""What a row or a pane shows for a span whose payload can no longer be read (``SourceChanged``)."""

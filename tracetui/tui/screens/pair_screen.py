@@ -34,6 +34,7 @@ from textual.widgets import Footer, Static
 from tracetui.core.export import SIDES, span_json, write_new_file
 from tracetui.core.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
 from tracetui.tui.formatting import ABSENT_TEXT, format_duration, span_label, visible
+from tracetui.core.errors import SourceChanged
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
@@ -529,7 +530,19 @@ class PairScreen(Screen[int]):
         if first is None:
             self.app.bell()
             return
-        self.row = first.row
+        self._show_row(first.row)
+
+    def _show_row(self, row: int) -> None:
+        """Show ``row``'s pair; stay on the pair shown (and say why) when its file changed since it was read."""
+        try:
+            pair_fields(self._diff, row)
+        except SourceChanged as exc:
+            from tracetui.tui.notices import say_source_changed
+
+            say_source_changed(self.app, exc)
+            self.app.bell()
+            return
+        self.row = row
         self._show()
 
     def action_step(self, direction: int) -> None:
@@ -543,8 +556,7 @@ class PairScreen(Screen[int]):
         if target is None:
             self.app.bell()
             return
-        self.row = target
-        self._show()
+        self._show_row(target)
 
     def action_difference(self, direction: int) -> None:
         """Scroll to the next (1) or previous (-1) differing path of this pair, wrapping; bell when there is none."""

@@ -32,6 +32,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
+from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span, SpanKind
 from tracetui.tui import rowfilter
 from tracetui.tui.formatting import BADGE_WIDTH, KIND_BADGES, fit, span_label, visible
@@ -826,10 +827,16 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
     def _search(self, index: SearchIndex, term: str | None) -> None:
         """Build ``index`` (resuming a cancelled build), then find ``term`` and post ``_SearchDone``."""
         worker = get_current_worker()
-        if term is None:
-            index.build(lambda: worker.is_cancelled)
+        try:
+            if term is None:
+                index.build(lambda: worker.is_cancelled)
+                return
+            rows = index.find(term, lambda: worker.is_cancelled)
+        except SourceChanged as exc:  # a payload read on demand is gone: say so, search nothing
+            from tracetui.tui.notices import say_source_changed
+
+            self.app.call_from_thread(say_source_changed, self.app, exc)
             return
-        rows = index.find(term, lambda: worker.is_cancelled)
         if rows is not None:
             self.post_message(self._SearchDone(index, term, rows))
 
@@ -1056,7 +1063,14 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         summary = ""
         if fold is not None:
             summary = next((f" {s}" for s in fold if len(s) + 1 <= label_width - 4), fold[-1][:label_width])
-        text = fit(span_label(span), label_width - len(summary))
+        try:
+            label = span_label(span)
+        except SourceChanged as exc:  # a lazily read payload whose file was truncated or rewritten since
+            from tracetui.tui.notices import STALE_LABEL, say_source_changed
+
+            self.call_later(say_source_changed, self.app, exc)
+            label = f"{span.name}  {STALE_LABEL}"
+        text = fit(label, label_width - len(summary))
         spans = match_spans(text, term) if term else []
         if spans:
             match = label_style + st["bg:match"] + st["fg:match"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.style import Style
 from rich.text import Text
 
+from tracetui.core.errors import SourceChanged
 from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.aligned_view import LABEL_MARKS, UNKNOWN_LABEL_MARK
@@ -111,7 +112,15 @@ class SpanDetail(TextLines, can_focus=False):
         if self._pair is not None and self._pair.row == row and self._diff is diff:
             return
         self._diff = diff
-        self._pair = pair_fields(diff, row)
+        try:
+            self._pair = pair_fields(diff, row)
+        except SourceChanged as exc:  # a payload read on demand is gone (the file changed since it was read)
+            from tracetui.tui.notices import STALE_LABEL, say_source_changed
+
+            say_source_changed(self.app, exc)
+            self._pair = None
+            self.show_message(Text(f"row {row} · {STALE_LABEL}: {visible(str(exc))}", style="bold"))
+            return
         self._message = None
         self.invalidate()
         self.scroll_to(y=0, animate=False, immediate=True)

@@ -1,0 +1,65 @@
+"""A trace file truncated or rewritten while the TUI shows it (payloads are read on demand for big files):
+a clear error notice and a marked row, never a traceback; the app keeps running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.builders import TraceBuilder
+from tests.tui.helpers import wait_loaded
+from tracetui.core.lazyspan import LazySpan
+from tracetui.core.readers import native_index
+from tracetui.core.readers.native import write_trace
+from tracetui.tui import TraceTuiApp
+from tracetui.tui.notices import STALE_LABEL
+from tracetui.tui.screens.pair_screen import PairScreen
+from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.span_detail import SpanDetail
+
+
+def _pair(tmp_path: Path, n: int = 120) -> tuple[str, str]:
+    paths = []
+    for side in ("original", "replay"):
+        t = TraceBuilder(prefix=side[0])
+        root = t.add("agent", "run")
+        for i in range(n):
+            t.add("tool", "lookup", parent=root, arguments={"i": i}, output={"v": "x" * 200 + side[0] * (i == 7)})
+        path = tmp_path / f"{side}.jsonl"
+        write_trace(str(path), t.trace())
+        paths.append(str(path))
+    return paths[0], paths[1]
+
+
+async def test_a_file_truncated_while_shown_is_said_not_a_traceback(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)  # the index loader (lazy payloads) for small files too
+    original, replay = _pair(tmp_path)
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(100, 16)) as pilot:
+        await wait_loaded(pilot)
+        assert app.diff is not None and isinstance(app.diff.original.spans[-1], LazySpan)
+        assert not app.diff.original.spans[-1].loaded  # far below the screen: not read yet
+        with open(original, "r+b") as fh:
+            fh.truncate(500)  # rewritten in place: the lines of the spans not read yet are gone
+        view = app.query_one(AlignedView)
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.is_running
+        assert view.cursor_row == view.row_count - 1
+        shown = "".join(seg.text for y in range(view.size.height) for seg in view.render_line(y))
+        assert "⚠ file changed" in shown  # the rows whose payload is gone say so (cut to the column)
+        assert STALE_LABEL in app.query_one(SpanDetail).text
+        errors = [n for n in app._notifications if n.title == "trace file changed"]
+        assert len(errors) == 1 and "original.jsonl changed on disk" in errors[0].message
+        await pilot.press("enter")  # the pair screen cannot show it: a bell and the notice, no screen
+        await pilot.pause()
+        assert not isinstance(app.screen, PairScreen) and app.is_running
+        await pilot.press("slash", *"lookup", "enter")  # the search reads every payload: it stops, said once
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running and len([n for n in app._notifications if n.title == "trace file changed"]) == 1
+        await pilot.press("home")
+        await pilot.pause()
+        assert app.is_running
