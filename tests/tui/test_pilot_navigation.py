@@ -70,9 +70,11 @@ async def test_n_and_p_step_through_divergent_rows(scheduling: tuple[str, str]) 
         await pilot.press("home", "n")
         assert view.cursor_row == (rows[1] if rows[0] == 0 else rows[0])  # n from row 0 skips row 0 itself
         await pilot.press("home", "p")
-        assert view.cursor_row == 0  # nothing above row 0: stays
+        assert view.cursor_row == 0  # nothing above row 0: stays, and says so
+        assert view.message == "no divergence above this row"
         await pilot.press("end", "n")
         assert view.cursor_row == view.row_count - 1  # nothing below the last row: stays
+        assert view.message == "no divergence below this row"
         await pilot.press("p")
         assert view.cursor_row == max(r for r in rows if r < view.row_count - 1)
 

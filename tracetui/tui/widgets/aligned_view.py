@@ -565,6 +565,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             self.cursor_row = divergent[i]
         else:
             self.app.bell()
+            self._say("no divergence below this row" if divergent else "no divergence: the runs agree", "divergences")
 
     def action_previous_divergence(self) -> None:
         """Cursor to the previous divergent row above the cursor (as ``n``, upwards); bell at the first one."""
@@ -576,6 +577,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
             self.cursor_row = divergent[i]
         else:
             self.app.bell()
+            self._say("no divergence above this row" if divergent else "no divergence: the runs agree", "divergences")
 
     def action_select_row(self) -> None:
         """Ask for the full pair under the cursor."""
