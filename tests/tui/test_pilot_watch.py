@@ -12,7 +12,7 @@ from tracetui.core.harness.writer import TraceWriter
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.native import dumps_trace
 from tracetui.tui.app import TraceTuiApp
-from tracetui.tui.widgets.aligned_view import AlignedView
+from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.status_bar import StatusBar
 
 
@@ -68,6 +68,8 @@ async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
             _write(fh, lines[0] + lines[1] + lines[2])  # header, root, first child
             await until(pilot, lambda: app.diff is not None and "r1" in _replay_ids(app), "the first spans")
             assert "watching replay.jsonl" in bar.watch_text and "2 new spans" in bar.watch_text
+            # the replay column counts the spans written, not the placeholder of their parent
+            assert app.query_one(AlignedHeader)._right.plain.endswith("  2 spans")
             assert len(app.diff.rows) == 9  # the original's skeleton: every original span has its row already
             view.cursor_row = 5
             # A torn write: half of the next line. No row for it until the rest arrives.
@@ -107,6 +109,8 @@ async def test_watch_writer_compaction_is_handled(tmp_path: Path) -> None:
             w.span(s)
         await until(pilot, lambda: "r4" in _replay_ids(app), "children before their parent")
         assert _replay_ids(app)[1] == "r1"  # paired with the original's first child at once
+        # the root is a placeholder until written: the replay column counts the 4 spans written, not 5
+        assert app.diff.placeholder_rows and app.query_one(AlignedHeader)._right.plain.endswith("  4 spans")
         view.cursor_row = 3
         for s in REPLAY[5:]:
             w.span(s)

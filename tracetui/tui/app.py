@@ -589,13 +589,15 @@ def _short(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _column_title(side: str, path: str, trace: Trace | None) -> Text:
+def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0) -> Text:
+    """``side  FILE[#RUN]  N spans`` over a column; ``not_counted`` spans are left out of N (watch mode's
+    placeholders for parents not written yet)."""
     title = Text(no_wrap=True, overflow="ellipsis")
     title.append(side, "bold")
     title.append(f"  {visible(os.path.basename(path))}")
     if trace is not None and len(trace.trace_ids) > 1 and trace.trace_id is not None:
         title.append(f"#{visible(trace.trace_id)}")
     if trace is not None:
-        count = len(trace.spans)
+        count = len(trace.spans) - not_counted
         title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")
     return title

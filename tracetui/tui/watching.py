@@ -200,7 +200,8 @@ class WatchMixin:
         with app.batch_update():
             app._main(AlignedHeader).set_titles(
                 _column_title("original", diff.original.path, diff.original),
-                _column_title("replay", diff.replay.path, diff.replay), len(diff.rows))
+                _column_title("replay", diff.replay.path, diff.replay, not_counted=len(diff.placeholder_rows)),
+                len(diff.rows))
             view.update_diff(diff)
             bar = app._main(StatusBar)
             bar.show_diff(diff)
