@@ -95,7 +95,7 @@ async def test_palette_offers_only_help_theme_quit_without_a_pair(tmp_path: Path
         await wait_loaded(pilot)
         assert app.load_error is not None
         await _open_palette(pilot)
-        assert sorted(_palette_titles(app)) == ["Change theme", "Help: keys and marks", "Quit"]
+        assert sorted(_palette_titles(app)) == ["Change theme", "Help: keys and marks", "Quit", "Read both files again"]
 
 
 async def test_palette_runs_the_same_action_as_the_key(scheduling: tuple[str, str]) -> None:

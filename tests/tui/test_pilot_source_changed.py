@@ -63,3 +63,34 @@ async def test_a_file_truncated_while_shown_is_said_not_a_traceback(tmp_path: Pa
         await pilot.press("home")
         await pilot.pause()
         assert app.is_running
+
+
+async def test_r_reads_the_pair_again_after_a_change_and_after_a_load_error(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)
+    original, replay = _pair(tmp_path)
+    good = Path(original).read_bytes()
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(100, 16)) as pilot:
+        await wait_loaded(pilot)
+        first = app.diff
+        with open(original, "r+b") as fh:
+            fh.truncate(500)
+        await pilot.press("end")
+        await pilot.pause()
+        assert [n for n in app._notifications if n.title == "trace file changed"]
+        Path(original).write_bytes(b"not a trace\n")  # then damaged: R shows the error panel, not a traceback
+        await pilot.press("R")
+        await wait_loaded(pilot)
+        assert app.load_error is not None and app.is_running
+        Path(original).write_bytes(good)  # fixed on disk
+        await pilot.press("R")
+        await wait_loaded(pilot)
+        await pilot.pause()
+        view = app.query_one(AlignedView)
+        assert app.load_error is None and app.diff is not None and app.diff is not first
+        assert not view.disabled and app.focused is view and view.display
+        assert app.diff.first is not None and view.cursor_row == app.diff.first.row
+        await pilot.press("end")
+        await pilot.pause()
+        assert STALE_LABEL not in app.query_one(SpanDetail).text  # every payload reads again

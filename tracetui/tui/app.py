@@ -88,6 +88,9 @@ class TraceTuiApp(WatchMixin, App[int]):
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="command-palette",
                 tooltip="The command palette: every action by name (jump to span, divergences, triage, promote, "
                 "theme...)"),
+        Binding("R", "reload", "Reload", show=False, id="reload",
+                tooltip="Read both files again (they changed on disk, or failed to load); the view opens on the "
+                "first divergence again"),
         Binding("w", "show_issues", "Warnings", show=False, id="show-issues",
                 tooltip="Lines the readers skipped or doubted, with file and line"),
         Binding("J,ctrl+down", "scroll_detail(1)", "Detail down", show=False, id="detail-scroll-down",
@@ -479,6 +482,31 @@ class TraceTuiApp(WatchMixin, App[int]):
             if self.diff is None or self.screen is not self.screen_stack[0]:
                 return False
         return True
+
+    def action_reload(self) -> None:
+        """Read both traces again, with the same formats and runs; a load error panel goes away first."""
+        if self.screen is not self.screen_stack[0]:
+            return
+        if self.reloading:
+            self.notify("The pair is already being read.", title="reload", markup=False)
+            return
+        self._thaw_pair()  # the pair shown until now may be collected once replaced
+        self.__dict__.pop("_source_changed_said", None)  # a file that changes again is said again
+        self._run_inputs_said = False
+        self._jump_after_load = None
+        view = self._main(AlignedView)
+        if self.load_error is not None:
+            self.load_error = None
+            self.screen_stack[0].remove_class("-load-error")
+            view.disabled = False
+            view.placeholder = "loading…"
+            view.focus()
+        self._main(StatusBar).show_loading(self.original_path, self.replay_path)
+        if self.watch_mode:
+            self.start_watch()  # the watch worker reads both again and follows the replay
+        else:
+            self.reloading = True
+            self.load_pair()
 
     async def action_quit(self) -> None:
         """Quit; the return code is 2 after a load error (what the CLI exits with), else 0."""

@@ -66,6 +66,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("Label this divergence", "label", owner="app", when="divergence"),
     Command("Promote to a golden case", "promote", owner="app"),
     Command("Load warnings", "show-issues", owner="app"),
+    Command("Read both files again", "reload", owner="app"),
     Command("Help: keys and marks", "help", owner="app"),
     Command("Change theme", "", owner="app", action="change_theme",
             help="Pick one of Textual's themes (set it for good with theme = \"NAME\" in the config file)"),
@@ -73,8 +74,8 @@ COMMANDS: tuple[Command, ...] = (
 )
 """Every palette command, in the order listed when nothing is typed."""
 
-PAIR_FREE = frozenset({"help", "quit", ""})
-"""Commands offered before the pair has loaded (and on other screens): help, theme, quit."""
+PAIR_FREE = frozenset({"help", "quit", "reload", ""})
+"""Commands offered before the pair has loaded (and on other screens): help, theme, reload, quit."""
 
 
 def _binding(owner: type, binding_id: str) -> Binding | None:

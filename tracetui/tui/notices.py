@@ -57,7 +57,7 @@ def say_source_changed(app: App[Any], error: Exception) -> None:
     import os
 
     app.notify(f"{os.path.basename(path)} changed on disk since it was opened (truncated or rewritten): the spans "
-               "not read yet cannot be shown. Quit and open the pair again.",
+               "not read yet cannot be shown. R reads the pair again.",
                title="trace file changed", severity="error", markup=False, timeout=30)
 
 

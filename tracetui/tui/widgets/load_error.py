@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 HINTS = {
     "diff": "The traces were read but could not be compared; please report this with both files.",
 }
-DEFAULT_HINT = "Fix or replace the file, then run tracetui again."
+DEFAULT_HINT = "Fix or replace the file, then press R to read the files again."
 
 
 class LoadErrorPanel(Static):
