@@ -368,9 +368,3 @@ def test_content_not_captured_is_reported_as_read_trace_does(tmp_path: Path) -> 
     said = [i.message.split(":")[0] for i in o.issues]
     assert said == ["1 of 3 llm span(s) carry no messages or output", "1 of 2 tool span(s) carry no arguments or output"]
 
-
-def test_both_files_in_child_processes_give_the_same_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    orig, rep = _bench_pair(tmp_path, 1500, 20)
-    want = _shape(diff_traces(read_trace(orig), read_replay(rep)))
-    monkeypatch.setattr(native_index, "BOTH_IN_CHILDREN", True)
-    assert _shape(diff_traces(*read_pair(orig, rep, index_min_bytes=0))) == want

@@ -36,11 +36,6 @@ INDEX_MIN_BYTES = 4 * 2**20
 """Files smaller than this are read whole (``read_trace``): a few thousand spans load in
 milliseconds, and their payloads are then in memory for search and display."""
 
-BOTH_IN_CHILDREN = False
-"""Parse both files of a pair in child processes (True), or the original in the caller's thread while
-the child parses the replay (False: measured 5.9 s against 7.0 s to the loaded pair in the app on a busy
-2-core machine; the caller's thread then has one pickle less to read back)."""
-
 SNIFF_BYTES = 64 * 1024
 _NATIVE = NativeReader()
 _TOOL, _LLM = SpanKind.TOOL, SpanKind.LLM
