@@ -137,6 +137,8 @@ class TraceTuiApp(WatchMixin, App[int]):
         shows one of its trials."""
         self.reloading = False
         """True from ``load_replay`` until the new pair is shown."""
+        self.source_changed_said: set[str] = set()
+        """Files whose change on disk was said (``notices.say_source_changed``), so it is said once each."""
         self._jump_after_load: tuple[str, str] | None = None
         self.config = load_config(config_path)
         """The user config read (``tui/config.py``); ``config.problems`` lists what was ignored."""
@@ -460,18 +462,17 @@ class TraceTuiApp(WatchMixin, App[int]):
 
         from tracetui.core.errors import SourceChanged
 
-        try:
-            screen = PairScreen(self.diff, message.row)
-            from tracetui.tui.pair_fields import pair_fields
+        from tracetui.tui.pair_fields import read_payloads
 
-            pair_fields(self.diff, message.row)  # reads the pair's payloads now: a file changed since is said here
+        try:
+            read_payloads(self.diff, message.row)  # a file changed since it was read is said here, no screen
         except SourceChanged as exc:
             from tracetui.tui.notices import say_source_changed
 
             say_source_changed(self, exc)
             self.bell()
             return
-        self.push_screen(screen, follow)
+        self.push_screen(PairScreen(self.diff, message.row), follow)
 
     # -- actions ------------------------------------------------------------
 
@@ -491,7 +492,7 @@ class TraceTuiApp(WatchMixin, App[int]):
             self.notify("The pair is already being read.", title="reload", markup=False)
             return
         self._thaw_pair()  # the pair shown until now may be collected once replaced
-        self.__dict__.pop("_source_changed_said", None)  # a file that changes again is said again
+        self.source_changed_said.clear()  # a file that changes again is said again
         self._run_inputs_said = False
         self._jump_after_load = None
         view = self._main(AlignedView)

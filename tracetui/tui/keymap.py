@@ -30,8 +30,8 @@ _BINDING_MODULES = ("tracetui.tui.app", "tracetui.tui.screens", "tracetui.tui.wi
 """Where the TUI's bindings are declared (packages are walked module by module)."""
 
 
-def binding_ids() -> dict[str, Binding]:
-    """Every binding id of the TUI -> its (default) binding, in declaration order.
+def _binding_classes() -> list[type]:
+    """Every class of the TUI's app, screen and widget modules, each once, in module order.
 
     Imports every screen and widget module (they are otherwise imported on
     first use), so call it only when a keymap has to be checked.
@@ -43,14 +43,17 @@ def binding_ids() -> dict[str, Binding]:
         if hasattr(module, "__path__"):
             for info in pkgutil.iter_modules(module.__path__, prefix=f"{name}."):
                 modules.append(importlib.import_module(info.name))
+    return [value for module in modules for value in vars(module).values()
+            if isinstance(value, type) and value.__module__ == module.__name__]
+
+
+def binding_ids() -> dict[str, Binding]:
+    """Every binding id of the TUI -> its (default) binding, in declaration order (imports every screen)."""
     found: dict[str, Binding] = {}
-    for module in modules:
-        for value in vars(module).values():
-            if not isinstance(value, type) or value.__module__ != module.__name__:
-                continue
-            for binding in value.__dict__.get("BINDINGS", ()):
-                if isinstance(binding, Binding) and binding.id and binding.id not in found:
-                    found[binding.id] = binding
+    for cls in _binding_classes():
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id and binding.id not in found:
+                found[binding.id] = binding
     return found
 
 
@@ -142,18 +145,11 @@ def key_conflicts(config: Config, app_class: type) -> list[str]:
                 if isinstance(b, Binding) and b.id and b.id in known]
 
     app_ids = ids_of(app_class)
-    groups = [app_ids]
-    seen_classes: set[type] = set()
-    for module_name in ("tracetui.tui.screens", "tracetui.tui.widgets"):
-        package = importlib.import_module(module_name)
-        for info in pkgutil.iter_modules(package.__path__, prefix=f"{module_name}."):
-            module = importlib.import_module(info.name)
-            for value in vars(module).values():
-                if isinstance(value, type) and value.__module__ == module.__name__ and value not in seen_classes:
-                    seen_classes.add(value)
-                    own = [i for i in ids_of(value) if i not in app_ids]
-                    if own:
-                        groups.append(app_ids + own)
+    groups = [app_ids]  # the app's keys, then each screen's or widget's own together with the app's
+    for cls in _binding_classes():
+        own = [i for i in ids_of(cls) if i not in app_ids]
+        if own:
+            groups.append(app_ids + own)
     problems: dict[tuple[str, tuple[str, ...]], str] = {}
     for group in groups:
         by_key: dict[str, list[str]] = {}

@@ -7,6 +7,7 @@ removes the notifications still shown under the same title, then notifies.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from textual.app import App
@@ -50,12 +51,13 @@ def say_source_changed(app: App[Any], error: Exception) -> None:
         error: The ``tracetui.core.errors.SourceChanged`` raised by a span's ``data``.
     """
     path = getattr(error, "path", "")
-    said: set[str] = app.__dict__.setdefault("_source_changed_said", set())
+    said: set[str] | None = getattr(app, "source_changed_said", None)  # TraceTuiApp's; R clears it
+    if said is None:
+        said = set()
+        app.source_changed_said = said  # type: ignore[attr-defined]
     if path in said:
         return
     said.add(path)
-    import os
-
     app.notify(f"{os.path.basename(path)} changed on disk since it was opened (truncated or rewritten): the spans "
                "not read yet cannot be shown. R reads the pair again.",
                title="trace file changed", severity="error", markup=False, timeout=30)

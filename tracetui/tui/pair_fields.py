@@ -111,6 +111,19 @@ def _differs(row: FieldRow) -> bool:
         return bool(row.original != row.replay)
 
 
+def read_payloads(diff: TraceDiff, row: int) -> None:
+    """Read row ``row``'s span payloads now (a no-op once read, or for spans read whole), so that a screen
+    can refuse to open on them before it is built.
+
+    Raises:
+        tracetui.core.errors.SourceChanged: a payload's file was truncated or rewritten since it was read.
+    """
+    aligned = diff.rows[row]
+    for index, trace in ((aligned.original, diff.original), (aligned.replay, diff.replay)):
+        if index is not None:
+            trace.spans[index].data  # noqa: B018 - a LazySpan reads its payload on this access
+
+
 def pair_fields(diff: TraceDiff, row: int) -> PairFields:
     """Collect the fields of aligned row ``row`` of ``diff``.
 

@@ -35,7 +35,7 @@ from tracetui.core.export import SIDES, span_json, write_new_file
 from tracetui.core.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
 from tracetui.tui.formatting import ABSENT_TEXT, format_duration, span_label, visible
 from tracetui.core.errors import SourceChanged
-from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
+from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields, read_payloads
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
 if TYPE_CHECKING:
@@ -535,7 +535,7 @@ class PairScreen(Screen[int]):
     def _show_row(self, row: int) -> None:
         """Show ``row``'s pair; stay on the pair shown (and say why) when its file changed since it was read."""
         try:
-            pair_fields(self._diff, row)
+            read_payloads(self._diff, row)
         except SourceChanged as exc:
             from tracetui.tui.notices import say_source_changed
 

@@ -687,10 +687,21 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         self._folds[row] = rowfilter.subtree_end(depths, row)
         return True
 
-    def _fold_message(self, row: int, end: int) -> str:
-        hidden = end - row - 1
-        return f"row {row}: {hidden:,} rows collapsed, {count_in(self._divergent, row + 1, end):,} divergent " \
-               f"({self.filter_summary})"
+    def _collapse(self, row: int) -> bool:
+        """Collapse ``row``'s subtree, redraw and say so; False (nothing done) when it has no children."""
+        if not self.fold(row):
+            return False
+        self._recompute_visible(filters=False)
+        end = self._folds[row]
+        self._say(f"row {row}: {end - row - 1:,} rows collapsed, {count_in(self._divergent, row + 1, end):,} "
+                  f"divergent ({self.filter_summary})", "fold")
+        self._settle_cursor()
+        return True
+
+    def _expand(self, row: int) -> None:
+        """Expand collapsed ``row``, redraw and say so."""
+        del self._folds[row]
+        self._refilter(f"row {row} expanded", filters=False)
 
     def action_toggle_fold(self) -> None:
         """Collapse the subtree under the cursor into one line, or expand it again; bell on a row without one."""
@@ -698,26 +709,17 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         if self._diff is None:
             return
         if row in self._folds:
-            del self._folds[row]
-            self._refilter(f"row {row} expanded", filters=False)
-            return
-        if not self.fold(row):
+            self._expand(row)
+        elif not self._collapse(row):
             self.app.bell()
             self._say(f"row {row} has no children to collapse", "fold")
-            return
-        self._recompute_visible(filters=False)
-        self._say(self._fold_message(row, self._folds[row]), "fold")
-        self._settle_cursor()
 
     def action_fold_left(self) -> None:
         """Collapse the cursor row's subtree; when collapsed already (or childless), go to its parent."""
         row = self.cursor_row
         if self._diff is None:
             return
-        if row not in self._folds and self.fold(row):
-            self._recompute_visible(filters=False)
-            self._say(self._fold_message(row, self._folds[row]), "fold")
-            self._settle_cursor()
+        if row not in self._folds and self._collapse(row):
             return
         depths = self._row_depths()
         parent = rowfilter.parent_row(depths, row) if 0 <= row < len(depths) else None
@@ -734,8 +736,7 @@ class AlignedView(ScrollView, can_focus=True, inherit_bindings=False):
         if self._diff is None:
             return
         if row in self._folds:
-            del self._folds[row]
-            self._refilter(f"row {row} expanded", filters=False)
+            self._expand(row)
             return
         depths = self._row_depths()
         line = self.line_of_row(row)
