@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.builders import TraceBuilder
-from tests.tui.helpers import DATA, sample_pair, wait_loaded, widget_text
-from tracetui.core.readers.native import write_trace
+from tests.tui.helpers import DATA, sample_pair, wait_loaded, widget_text, write_pair
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.screens.help_screen import HelpScreen
 from tracetui.tui.screens.pair_screen import PairBody, PairScreen
@@ -20,17 +19,6 @@ from tracetui.tui.widgets.status_bar import StatusBar
 def _field_line(text: str, path: str) -> str:
     """The first line of a pane or pair-screen text naming field ``path`` (then a space)."""
     return next(line for line in text.splitlines() if f" {path} " in line)
-
-
-def _write_pair(tmp_path: Path, build) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    paths = []
-    for side in ("original", "replay"):
-        t = TraceBuilder(prefix=side[0])
-        build(t, side)
-        path = tmp_path / f"{side}.jsonl"
-        write_trace(str(path), t.trace())
-        paths.append(str(path))
-    return paths[0], paths[1]
 
 
 async def test_absent_field_shows_a_dash_and_recorded_null_shows_null() -> None:
@@ -62,7 +50,7 @@ async def test_changed_value_cut_in_the_pane_ends_with_an_ellipsis(tmp_path: Pat
         root = t.add("agent", "agent")
         t.add("tool", "lookup", parent=root, arguments={"q": side[0] + "x" * 600})
 
-    app = TraceTuiApp(*_write_pair(tmp_path, build))
+    app = TraceTuiApp(*write_pair(tmp_path, build))
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
         assert app.query_one(AlignedView).cursor_row == 1
@@ -85,7 +73,7 @@ async def test_q_after_a_load_error_exits_with_code_2() -> None:
 
 async def test_status_line_has_no_row_counter_for_empty_traces(tmp_path: Path) -> None:
     """Two empty traces: the status line says there is no divergence and shows no row counter."""
-    app = TraceTuiApp(*_write_pair(tmp_path, lambda t, side: None))
+    app = TraceTuiApp(*write_pair(tmp_path, lambda t, side: None))
     async with app.run_test(size=(120, 24)) as pilot:
         await wait_loaded(pilot)
         text = widget_text(app.query_one(StatusBar))

@@ -11,22 +11,10 @@ from typing import Any
 import pytest
 
 from tests.builders import TraceBuilder
-from tests.tui.helpers import wait_loaded, widget_text
+from tests.tui.helpers import wait_loaded, widget_text, write_pair
 from tracetui.core.jsonpaths import pretty_value, relative_path
-from tracetui.core.readers.native import write_trace
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.screens.pair_screen import CURRENT, GUTTER, HEAD_LINES, PairBody, PairScreen
-
-
-def _write_pair(tmp_path: Path, build) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    paths = []
-    for side in ("original", "replay"):
-        t = TraceBuilder(prefix=side[0])
-        build(t, side)
-        path = tmp_path / f"{side}.jsonl"
-        write_trace(str(path), t.trace())
-        paths.append(str(path))
-    return paths[0], paths[1]
 
 
 async def _open_first(pilot: Any) -> tuple[PairScreen, PairBody]:
@@ -109,7 +97,7 @@ async def test_nested_volatile_ids_are_listed_apart(tmp_path: Path) -> None:
         messages = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": f"call_{side}", "content": "x"}]
         t.add("llm", "chat", parent=root, model="m", messages=messages, output={"role": "assistant", "content": side})
 
-    app = TraceTuiApp(*_write_pair(tmp_path, build))
+    app = TraceTuiApp(*write_pair(tmp_path, build))
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
         await pilot.press("down", "enter")
@@ -179,7 +167,7 @@ async def test_one_megabyte_payload_is_capped_and_a_shows_all(tmp_path: Path) ->
             items[10_500]["price"] = -1
         t.add("tool", "lookup", parent=root, arguments={"q": 1}, output={"items": items})
 
-    original, replay = _write_pair(tmp_path, build)
+    original, replay = write_pair(tmp_path, build)
     assert Path(original).stat().st_size > 900_000
     app = TraceTuiApp(original, replay)
     async with app.run_test(size=(120, 36)) as pilot:

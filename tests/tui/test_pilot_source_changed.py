@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.builders import TraceBuilder
-from tests.tui.helpers import wait_loaded
+from tests.tui.helpers import wait_loaded, write_pair
 from tracetui.core.lazyspan import LazySpan
 from tracetui.core.readers import native_index
-from tracetui.core.readers.native import write_trace
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.notices import STALE_LABEL
 from tracetui.tui.screens.pair_screen import PairScreen
@@ -20,16 +19,12 @@ from tracetui.tui.widgets.span_detail import SpanDetail
 
 
 def _pair(tmp_path: Path, n: int = 120) -> tuple[str, str]:
-    paths = []
-    for side in ("original", "replay"):
-        t = TraceBuilder(prefix=side[0])
+    def build(t: TraceBuilder, side: str) -> None:
         root = t.add("agent", "run")
         for i in range(n):
             t.add("tool", "lookup", parent=root, arguments={"i": i}, output={"v": "x" * 200 + side[0] * (i == 7)})
-        path = tmp_path / f"{side}.jsonl"
-        write_trace(str(path), t.trace())
-        paths.append(str(path))
-    return paths[0], paths[1]
+
+    return write_pair(tmp_path, build)
 
 
 async def test_a_file_truncated_while_shown_is_said_not_a_traceback(tmp_path: Path,
