@@ -25,6 +25,7 @@ from tracetui.core.compare import (
     one_sided_fields,
     screen_pairs,
 )
+from tracetui.core.lazyspan import LazySpan
 from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.readers import promote_young_objects
 
@@ -105,6 +106,12 @@ class TraceDiff:
         """The first divergence in the original run's execution order, or None."""
         return self.divergences[0] if self.divergences else None
 
+    @property
+    def partial(self) -> bool:
+        """True for the first rows of a pair still being read (``core.early.EarlyTraceDiff``): later
+        rows and divergences are not known yet."""
+        return False
+
 
 def diff_traces(original: Trace, replay: Trace) -> TraceDiff:
     """Align two runs and find every divergence.
@@ -151,13 +158,9 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
             if dtype is not None:
                 found.append((n, dtype, fields))
         elif o is not None:
-            s = ospans[o]
-            dtype = DivergenceType.MISSING_CALL if s.kind in _CALL_KINDS else DivergenceType.MISSING_SPAN
-            found.append((n, dtype, one_sided_fields(s, original=True)))
+            found.append((n, *_one_sided(ospans[o], original=True)))
         elif r is not None:
-            s = rspans[r]
-            dtype = DivergenceType.UNRECORDED_CALL if s.kind in _CALL_KINDS else DivergenceType.EXTRA_SPAN
-            found.append((n, dtype, one_sided_fields(s, original=False)))
+            found.append((n, *_one_sided(rspans[r], original=False)))
     row_divergence: list[Divergence | None] = [None] * len(rows)
     divergences: list[Divergence] = []
     n_out = sum(1 for _, dtype, _ in found if field_side(dtype) == OUTPUT)
@@ -188,6 +191,40 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         divergences=divergences,
         divergent_rows=[n for n, _, _ in found],
     )
+
+
+def _one_sided(span: Span, *, original: bool) -> tuple[DivergenceType, tuple[FieldChange, ...]]:
+    """The divergence of a span without counterpart: a call (tool, retrieval) or another span."""
+    if original:
+        dtype = DivergenceType.MISSING_CALL if span.kind in _CALL_KINDS else DivergenceType.MISSING_SPAN
+    else:
+        dtype = DivergenceType.UNRECORDED_CALL if span.kind in _CALL_KINDS else DivergenceType.EXTRA_SPAN
+    return dtype, one_sided_fields(span, original=original)
+
+
+def row_divergence(originals: Sequence[Span], replays: Sequence[Span], o: int | None, r: int | None,
+                   same_key: bool) -> tuple[DivergenceType, tuple[FieldChange, ...]] | None:
+    """The divergence type and fields of one aligned row (``diff_traces``' verdict for it), or None.
+
+    Args:
+        originals, replays: The spans by index (``__getitem__`` only).
+        o, r: The row's original and replay span indices (None: that side has none).
+        same_key: Whether alignment found the two span keys equal.
+    """
+    if o is not None and r is not None:
+        a, b = originals[o], replays[r]
+        if same_key and type(a) is LazySpan and type(b) is LazySpan and a._sig is not None and a._sig == b._sig \
+                and a.kind is b.kind and a.status is b.status and a.error_type == b.error_type:
+            return None  # screen_pairs' first test, without its call (the walk of core.early: a call a row)
+        if not screen_pairs(originals, replays, (o,), (r,), (same_key,)):
+            return None
+        dtype, fields = compare_pair(a, b, same_key)
+        return None if dtype is None else (dtype, fields)
+    if o is not None:
+        return _one_sided(originals[o], original=True)
+    if r is not None:
+        return _one_sided(replays[r], original=False)
+    return None
 
 
 def _is_wrapper(rows: list[AlignedRow], n: int) -> bool:
