@@ -247,10 +247,10 @@ def test_process_fallbacks_give_the_same_pair(tmp_path: Path, monkeypatch: pytes
         parent = os.getpid()
         real = native_index._parse_records
 
-        def failing_in_child(src: Any) -> Any:
+        def failing_in_child(src: Any, progress: Any = None, known: Any = None) -> Any:
             if os.getpid() != parent:
                 raise MemoryError("child out of memory")
-            return real(src)
+            return real(src, progress, known)
 
         with monkeypatch.context() as m:
             m.setattr(native_index, "_parse_records", failing_in_child)
@@ -258,9 +258,9 @@ def test_process_fallbacks_give_the_same_pair(tmp_path: Path, monkeypatch: pytes
         started: list[int] = []
         real_fork = native_index.fork_parse
 
-        def counting(src: Any) -> Any:
+        def counting(src: Any, prelude: Any = None) -> Any:
             started.append(1)
-            return real_fork(src)
+            return real_fork(src, prelude)
 
         with monkeypatch.context() as m:
             m.setattr(native_index, "fork_parse", counting)

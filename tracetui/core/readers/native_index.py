@@ -18,10 +18,18 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import pickle
 import signal
+import struct
+import threading
 import warnings
 from typing import Any, Callable
+
+try:
+    import fcntl
+except ImportError:  # not on Windows
+    fcntl = None  # type: ignore[assignment]
 
 from tracetui.core.align import span_key
 from tracetui.core.lazyspan import PayloadFile, make_lazy, payload_sig
@@ -97,16 +105,20 @@ def _recorder() -> Callable[..., tuple[Any, ...]]:
     return record
 
 
-def _parse_records(src: PayloadFile) -> ReaderOutput:
+def _parse_records(src: PayloadFile, progress: Callable[[ReaderOutput], None] | None = None,
+                   known: dict[int, Span] | None = None) -> ReaderOutput:
     """``NativeReader.read_file``'s output for the file, with records for the clean lines' spans."""
     with os.fdopen(os.dup(src.fd), "rb") as fh:  # shares src.fd's offset, which pread ignores
         fh.seek(0)
         head = fh.read(SNIFF_BYTES)
-        return _NATIVE.read_file(src.path, fh, head, index=_recorder())
+        return _NATIVE.read_file(src.path, fh, head, index=_recorder(), progress=progress, known=known)
 
 
-def parse_indexed(src: PayloadFile) -> ReaderOutput:
+def parse_indexed(src: PayloadFile, known: dict[int, Span] | None = None) -> ReaderOutput:
     """Parse a tracetui/1 file in this process; spans of clean lines are ``LazySpan``s.
+
+    ``known``: ``LazySpan``s of this file read already (``core.early``), by line offset: kept,
+    their lines not parsed again.
 
     Raises:
         ReadError: nothing could be loaded (as ``NativeReader``).
@@ -115,7 +127,7 @@ def parse_indexed(src: PayloadFile) -> ReaderOutput:
     was = gc.isenabled()
     gc.disable()
     try:
-        out = _parse_records(src)
+        out = _parse_records(src, known=known)
         for run in out.runs:
             make_lazy(src, run.spans)
         return out
@@ -135,19 +147,58 @@ def can_fork() -> bool:
     return cores >= 2
 
 
+_FRAME = struct.Struct("<Q")
+_WAIT = object()  # ForkedParse._next: no whole message yet
+STREAM_STEP = 2048
+"""Spans per message of the child's stream (a few ms of pickling each)."""
+
+
+class _Stream:
+    """The child's side of the pipe: framed pickles (length, then bytes), spans sent as they are read."""
+
+    def __init__(self, fd: int) -> None:
+        self.fh = os.fdopen(fd, "wb", buffering=1 << 20)
+        self.run = 0  # the run whose spans are being sent, and how many of them are
+        self.sent = 0
+
+    def send(self, msg: Any) -> None:
+        b = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+        self.fh.write(_FRAME.pack(len(b)))
+        self.fh.write(b)
+
+    def __call__(self, out: ReaderOutput, final: bool = False) -> None:
+        """Send the spans read since the last call (``read_file``'s progress hook), in steps."""
+        runs = out.runs
+        while True:
+            spans = runs[self.run].spans
+            last = self.run == len(runs) - 1
+            if len(spans) > self.sent and (not last or final or len(spans) - self.sent >= STREAM_STEP):
+                self.send(("spans", self.run, spans[self.sent:]))
+                self.sent = len(spans)
+            if last:
+                return
+            self.run += 1
+            self.sent = 0
+
+
 class ForkedParse:
-    """A child process parsing one file with the index loader; ``result`` collects its records.
+    """A child process parsing one file with the index loader, sending its spans as it reads them.
 
     The child runs only this module's parse (every module it needs is imported before the fork,
-    so it takes no import lock another thread may hold), pickles the ``ReaderOutput`` of records
-    into a pipe and exits with ``os._exit``. Any failure there (an error in the file, a crash, the
-    child killed) makes ``result`` return None: the caller parses the file itself, which reports
-    the error as ``read_trace`` does.
+    so it takes no import lock another thread may hold) and exits with ``os._exit``. On the pipe,
+    in order: the ``prelude``'s result when one is given, the spans of each run in steps of
+    ``STREAM_STEP`` (records, or whole ``Span``s of careful-path lines), then the
+    ``ReaderOutput`` without its spans. A thread of this process drains the pipe as the child
+    writes (so the child never waits for this process); ``spans`` hands out what arrived (the
+    early first divergence reads the replay while it is parsed), ``result`` the whole output.
+    Any failure in the child (an error in the file, a crash, the child killed) makes ``result``
+    return None: the caller parses the file itself, which reports the error as ``read_trace`` does.
     """
 
-    def __init__(self, src: PayloadFile) -> None:
+    def __init__(self, src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None) -> None:
         self.src = src
         r, w = os.pipe()
+        _widen(w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads running
             pid = os.fork()
@@ -155,42 +206,138 @@ class ForkedParse:
             try:
                 os.close(r)
                 gc.disable()
+                stream = _Stream(w)
                 try:
-                    payload = pickle.dumps(("ok", _parse_records(src)), protocol=pickle.HIGHEST_PROTOCOL)
+                    if prelude is not None:
+                        try:
+                            got = prelude(src)
+                        except Exception:  # noqa: BLE001 - optional: the parent goes without
+                            got = None
+                        stream.send(("prelude", got))
+                    out = _parse_records(src, progress=stream)
+                    stream(out, final=True)
+                    for run in out.runs:
+                        run.spans = []  # sent already
+                    stream.send(("ok", out))
                 except BaseException:  # noqa: BLE001 - the parent parses again and reports
-                    payload = pickle.dumps(("error",))
-                with os.fdopen(w, "wb") as pipe:
-                    pipe.write(payload)
+                    stream.send(("error",))
+                stream.fh.flush()
             finally:
                 os._exit(0)
         os.close(w)
         self.pid, self.fd = pid, r
+        self.has_prelude = prelude is not None
+        self._buf = bytearray()
+        self._pos = 0
+        self._eof = False
+        self._cond = threading.Condition()
+        self._runs: list[list[Any]] = []
+        self._prelude: Any = None
+        self._end: Any = None  # the last message: ("ok", output) or ("error",); False: none (EOF)
+        self._drain = threading.Thread(target=self._read_pipe, name="tracetui-child-pipe", daemon=True)
+        self._drain.start()
+
+    def _read_pipe(self) -> None:
+        fd, cond, buf = self.fd, self._cond, self._buf
+        while True:
+            try:
+                b = os.read(fd, 1 << 20)
+            except OSError:
+                b = b""
+            with cond:
+                if b:
+                    buf += b
+                else:
+                    self._eof = True
+                cond.notify_all()
+            if not b:
+                return
+
+    def _next(self, block: bool = True) -> Any:
+        """The next message from the child, or None at the end of the pipe (or on garbage);
+        ``_WAIT`` when ``block`` is False and the next message has not fully arrived."""
+        cond, size = self._cond, _FRAME.size
+        with cond:
+            while True:
+                have = len(self._buf) - self._pos
+                if have >= size:
+                    (n,) = _FRAME.unpack_from(self._buf, self._pos)
+                    if have >= size + n:
+                        start = self._pos + size
+                        data = bytes(self._buf[start:start + n])
+                        self._pos = start + n
+                        if self._pos > 1 << 24:  # drop what was read
+                            del self._buf[:self._pos]
+                            self._pos = 0
+                        break
+                if self._eof:
+                    return None
+                if not block:
+                    return _WAIT
+                cond.wait()
+        try:
+            return pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a torn or foreign message: treated as the end
+            return None
+
+    def _step(self, block: bool = True) -> bool:
+        """Take one message; False once the child's output has ended (or, not blocking, when
+        no whole message is there yet)."""
+        if self._end is not None:
+            return False
+        msg = self._next(block)
+        if msg is _WAIT:
+            return False
+        if type(msg) is not tuple or not msg:
+            self._end = False
+        elif msg[0] == "prelude":
+            self._prelude = msg[1]
+        elif msg[0] == "spans":
+            while len(self._runs) <= msg[1]:
+                self._runs.append([])
+            self._runs[msg[1]].extend(make_lazy(self.src, msg[2]))
+        else:
+            self._end = msg
+        return self._end is None
+
+    def prelude(self) -> Any:
+        """What the ``prelude`` returned in the child (None if it failed, or none was given)."""
+        if not self.has_prelude:
+            return None
+        while self._prelude is None and not self._runs and self._step():
+            pass
+        return self._prelude
+
+    def spans(self, run: int, upto: int, *, wait: bool = True) -> list[Span]:
+        """The spans of run ``run`` received so far (``LazySpan``s, and whole ``Span``s of careful-path
+        lines, in file order), waiting
+        until at least ``upto`` are there, or the run (or the child's output) has ended; with
+        ``wait`` False, only the messages already in the pipe are taken."""
+        while (len(self._runs) <= run or len(self._runs[run]) < upto) and len(self._runs) <= run + 1 and self._step(wait):
+            pass
+        return self._runs[run] if len(self._runs) > run else []
 
     def result(self) -> ReaderOutput | None:
         """The child's output with ``LazySpan``s, or None when it failed (waits for it)."""
-        chunks: list[bytes] = []
-        try:
-            while True:
-                b = os.read(self.fd, 1 << 22)
-                if not b:
-                    break
-                chunks.append(b)
-        finally:
-            os.close(self.fd)
-            self._reap()
         was = gc.isenabled()
         gc.disable()
         try:
-            got = pickle.loads(b"".join(chunks))
-            if not (type(got) is tuple and got[0] == "ok" and isinstance(got[1], ReaderOutput)):
+            while self._step():
+                pass
+            self._finish()
+            end = self._end
+            if not (type(end) is tuple and end[0] == "ok" and isinstance(end[1], ReaderOutput)):
                 return None
-            out: ReaderOutput = got[1]
-            for run in out.runs:
-                make_lazy(self.src, run.spans)
+            out: ReaderOutput = end[1]
+            if len(self._runs) > len(out.runs):
+                return None
+            for n, run in enumerate(out.runs):
+                run.spans = self._runs[n] if n < len(self._runs) else []  # LazySpans already (_step)
             return out
         except Exception:  # noqa: BLE001 - a truncated or foreign payload: parse again here
             return None
         finally:
+            self._runs = []
             if was:
                 gc.enable()
 
@@ -200,19 +347,43 @@ class ForkedParse:
             os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
-        os.close(self.fd)
-        self._reap()
+        self._finish()
 
-    def _reap(self) -> None:
+    def _finish(self) -> None:
+        self._drain.join()
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
 
 
-def fork_parse(src: PayloadFile) -> ForkedParse | None:
-    """Start parsing ``src`` in a child process; None when no process can be started."""
+_PIPE_BYTES = 4 << 20
+
+
+def _widen(fd: int) -> None:
+    """Give the pipe a buffer of up to 4 MiB (Linux; the most allowed): the thread draining it
+    runs only when this process's other threads let go of the GIL (every 5 ms when busy), and a
+    64 KiB pipe would stall the child ~0.1 s a MB (measured: 2.8 s of waiting for 27k spans)."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", 1031) if fcntl is not None else None
+    if setsize is None or not sys.platform.startswith("linux"):
+        return
+    for size in (_PIPE_BYTES, 1 << 20):
+        try:
+            fcntl.fcntl(fd, setsize, size)
+            return
+        except OSError:  # above /proc/sys/fs/pipe-max-size for this user
+            continue
+
+
+def fork_parse(src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None) -> ForkedParse | None:
+    """Start parsing ``src`` in a child process (``prelude(src)`` first, when given, its result sent
+    ahead of the spans); None when no process can be started."""
     try:
-        return ForkedParse(src)
+        return ForkedParse(src, prelude)
     except OSError:
         return None
+
