@@ -272,6 +272,7 @@ def read_pair(
     replay_trace_id: str | None = None,
     index_min_bytes: int | None = None,
     processes: bool = True,
+    early: Callable[[Any], None] | None = None,
 ) -> tuple[Trace, Trace]:
     """Read both runs of a pair: ``(read_trace(original, ...), read_replay(replay, ...))``, faster.
 
@@ -289,6 +290,11 @@ def read_pair(
         replay_trace_id: The replay's run (``read_replay``).
         index_min_bytes: Smallest file read by the index loader (default ``native_index.INDEX_MIN_BYTES``).
         processes: Allow the child process (False: both files parsed here, one after the other).
+        early: Called with the first rows of the pair's diff and its first divergence
+            (``core.early.EarlyTraceDiff``) before the files are read whole, when both are
+            read by the index loader, no run is picked, and ``early_diff`` finds the first
+            divergence cheaply (not called otherwise). It runs in this thread; the read goes
+            on when it returns. Its exceptions propagate.
 
     Returns:
         ``(original, replay)``.
@@ -311,12 +317,23 @@ def read_pair(
             raise ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
         osrc = ni.indexable(po, original_format, least)
         rsrc = ni.indexable(pr, replay_format, least)
+        early_diff = prelude = None
+        if early is not None and osrc is not None and rsrc is not None and orun is None and rrun is None \
+                and trace_id is None and replay_trace_id is None:
+            from tracetui.core import early as early_mod  # only here: readers do not need the diff
+
+            early_diff, prelude = early_mod.early_diff, early_mod.scan_structure
         if osrc is not None and rsrc is not None and processes and ni.can_fork():
-            child = ni.fork_parse(rsrc)
+            child = ni.fork_parse(rsrc, prelude=prelude)
+        known: dict[int, Any] = {}  # the original's spans the early look parsed: not parsed again
+        if early_diff is not None:
+            found = early_diff(osrc, rsrc, stream=child, known=known)  # type: ignore[arg-type]
+            if found is not None:
+                early(found)  # type: ignore[misc]
         if osrc is None:
             first = read_trace(original, format=original_format, trace_id=trace_id)
         else:
-            got = _indexed(ni.parse_indexed, osrc)
+            got = _indexed(lambda src: ni.parse_indexed(src, known), osrc)
             first = _pick(ni._NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
         side = "replay"
         if rsrc is None:

@@ -1,0 +1,463 @@
+"""The first divergence of a big pair, found before either file is read whole.
+
+A 100k-span pair takes seconds to parse (``docs/performance.md``: ~2.5 s of CPU
+a file, the floor of an exact parse in Python), but the first divergence of a
+failed run usually sits in its first few thousand spans. ``early_diff`` finds it
+by reading only what precedes it:
+
+1. **Structure scan** of each file (~0.15 s per 100k spans): every span line's
+   byte range, ``span_id``, ``parent_id`` and ``seq``, taken from the fixed head
+   that the tracetui/1 writer puts first (``{"span_id":…,"parent_id":…,"seq":N,``);
+   the children lists follow.
+2. **The alignment walk**, ``align.walk_rows``, the generator that ``align``
+   itself consumes, over sides whose spans and keys are parsed on first use (the
+   same exact per-line parse as the index loader: orjson, the one-``dumps`` check,
+   ``_span_fast``, span key and payload signature). Each row is compared as
+   ``diff_traces`` compares it, and the divergence events are taken in the order
+   that defines the first divergence (docs/format.md: input-side divergences where
+   a span starts, output-side ones where its subtree ends, a one-sided root that
+   wraps paired rows at its end). The walk stops ``context`` rows after the first
+   divergence event.
+
+Why the rows found equal those of the whole pair: ``walk_rows`` decides each row
+from the sibling lists of the rows before it (keys of whole sibling lists,
+children lists complete from the scan), so the same code over the same spans
+gives the same first rows. The divergence events before the stop are all known
+because every earlier event belongs to a row already walked (a row's end event
+comes after its subtree).
+
+It gives up (None: the caller waits for the whole diff) whenever that argument
+could fail or the shortcut does not pay: a file that is not one run in the
+writer's exact layout (another header, a line of another shape, a line the index
+loader would read by its careful path, a duplicate id, a parent not earlier, a
+seq going down, no newline at the end, a parent cycle), more than ``max_share``
+of either file parsed, or any error. Lines never parsed are not checked here:
+a damaged one that changes the tree is found by the whole read, which the
+caller shows in place of this one (``TraceTuiApp``: rows laid out again, said).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from array import array
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Sequence
+
+import orjson
+
+from tracetui.core.align import AlignedRow, prepared_side, span_key, walk_rows
+from tracetui.core.compare import OUTPUT, field_side
+from tracetui.core.diff import Divergence, TraceDiff, row_divergence
+from tracetui.core.lazyspan import PayloadFile, make_lazy
+from tracetui.core.model import Span, Trace
+from tracetui.core.readers.base import RunSpans
+from tracetui.core.readers.native import _header, _span_fast
+from tracetui.core.readers.native_index import _recorder
+
+__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff", "scan_structure"]
+
+EARLY_MAX_SHARE = 0.5
+"""Give up once this share of either file's spans has been parsed: the whole diff is then near."""
+
+EARLY_CONTEXT = 120
+"""Rows walked after the first divergence event, so the screen shows what follows it."""
+
+_HEAD = re.compile(rb'\{"span_id":"([^"\\]+)","parent_id":(?:null|"([^"\\]+)"),"seq":(0|[1-9][0-9]{0,17}),', re.M)
+"""The head every span line of the writer starts with (``native.span_to_obj``'s key order).
+Escaped ids do not match (rare; the early path then gives up)."""
+
+
+class _GiveUp(Exception):
+    """The early path cannot prove its answer for this pair; the caller waits for the whole diff."""
+
+
+@dataclass(slots=True)
+class EarlyTraceDiff(TraceDiff):
+    """The first rows of a pair's diff, read before the rest (``early_diff``).
+
+    ``rows`` are the merged tree's first rows, exactly as ``diff_traces`` of the whole pair
+    lays them out; ``row_divergence`` and ``divergent_rows`` cover them; ``divergences``
+    holds only the first divergence (later ones are not known yet). ``original.spans`` and
+    ``replay.spans`` hold only the spans these rows show (``LazySpan``s), in row order.
+
+    Attributes:
+        spans_read: Span lines parsed, (original, replay).
+        spans_total: Span lines in each file, (original, replay).
+    """
+
+    spans_read: tuple[int, int] = (0, 0)
+    spans_total: tuple[int, int] = (0, 0)
+
+    @property
+    def partial(self) -> bool:
+        return True
+
+    @property
+    def share_read(self) -> float:
+        """The share of the two files' spans parsed, 0..1."""
+        total = sum(self.spans_total)
+        return sum(self.spans_read) / total if total else 1.0
+
+
+def agrees(early: TraceDiff, whole: TraceDiff) -> bool:
+    """Whether ``whole`` (the pair read whole) begins with ``early``'s rows (same spans by id, same
+    depths) and has the same first divergence (row, type and fields): the early rows can then stay
+    on screen, the rest added below them.
+    """
+    if len(whole.rows) < len(early.rows):
+        return False
+    eo, er, wo, wr = early.original.spans, early.replay.spans, whole.original.spans, whole.replay.spans
+
+    def ident(spans: Sequence[Span], i: int | None) -> str | None:
+        return None if i is None else spans[i].span_id
+
+    for a, b in zip(early.rows, whole.rows):
+        if a.depth != b.depth or ident(eo, a.original) != ident(wo, b.original) or ident(er, a.replay) != ident(wr, b.replay):
+            return False
+    f, g = early.first, whole.first
+    if f is None or g is None:
+        return f is g
+    return (f.row, f.type, f.order) == (g.row, g.type, g.order) and f.fields == g.fields
+
+
+@dataclass(slots=True)
+class Structure:
+    """One file's structure scan (``scan_structure``): picklable, so a child process can send it.
+
+    Attributes:
+        header: The run header (the first line).
+        trace_id: The run's id (``trace_id`` or ``run_id`` of the header).
+        offsets, lengths: Each span line's byte range (bytes; ``\\n`` excluded).
+        linenos: Each span line's 1-based line number.
+        parents: Each span's parent index, -1 for a root (always an earlier index).
+    """
+
+    header: dict[str, Any]
+    trace_id: str | None
+    offsets: array = field(default_factory=lambda: array("q"))
+    lengths: array = field(default_factory=lambda: array("q"))
+    linenos: array = field(default_factory=lambda: array("q"))
+    parents: list[int] = field(default_factory=list)
+
+
+def scan_structure(src: PayloadFile) -> Structure | None:
+    """The structure of a tracetui/1 file of one run in the writer's layout; None when it is not
+    (module docstring: what makes it give up) or cannot be read. Never raises.
+
+    ~0.45 s per 100k span lines (2 cores shared): the ``\\n`` search and the head's regex match
+    are C; the rest is ~3 µs of bookkeeping a line. Reads through one reused 1 MiB buffer (not
+    ``mmap``: a mapping's pages would count in the process's resident memory)."""
+    try:
+        return _scan(src)
+    except (_GiveUp, Exception):  # noqa: BLE001 - optional: the caller reads the whole file
+        return None
+
+
+_SCAN_CHUNK = 1 << 20
+
+
+def _scan(src: PayloadFile) -> Structure:
+    size = os.fstat(src.fd).st_size
+    if size == 0 or src.read(size - 1, 1) != b"\n":
+        raise _GiveUp("no newline at the end")
+    f: Structure | None = None
+    index: dict[bytes, int] = {}  # span id as written -> index
+    match = _HEAD.match
+    lineno, last_seq, n = 0, 0, 0
+    base = 0  # file offset of buf[0]
+    buf = b""
+    while base < size:
+        more = src.read(base + len(buf), max(_SCAN_CHUNK, len(buf)))
+        if not more:
+            raise _GiveUp("the file shrank while read")
+        buf += more
+        find = buf.find
+        pos, stop = 0, len(buf)
+        while True:
+            end = find(b"\n", pos)
+            if end < 0:
+                break
+            lineno += 1
+            if end == pos:
+                pos += 1
+                continue
+            if f is None:  # the header
+                obj = orjson.loads(buf[pos:end])
+                if type(obj) is not dict or "schema" not in obj or "span_id" in obj:
+                    raise _GiveUp("no header")
+                run = RunSpans(trace_id=None)
+                _header(obj, run, [run], src.path, 1, [])
+                f = Structure(obj, run.trace_id)
+                append_off, append_len, append_line, append_parent = (
+                    f.offsets.append, f.lengths.append, f.linenos.append, f.parents.append)
+                pos = end + 1
+                continue
+            m = match(buf, pos, end)
+            if m is None:
+                raise _GiveUp(f"line {lineno}: not the writer's span head")
+            sid, parent, seq_b = m.group(1, 2, 3)
+            seq = int(seq_b)
+            if seq < last_seq or index.setdefault(sid, n) != n:
+                raise _GiveUp(f"line {lineno}: seq going down or a duplicate id")
+            if parent is None:
+                append_parent(-1)
+            else:
+                p = index.get(parent, n)
+                if p == n:
+                    raise _GiveUp(f"line {lineno}: parent not earlier")
+                append_parent(p)
+            last_seq = seq
+            append_off(base + pos)
+            append_len(end - pos)
+            append_line(lineno)
+            n += 1
+            pos = end + 1
+        base += pos
+        buf = buf[pos:stop]  # the start of a line, continued by the next read
+    if f is None:
+        raise _GiveUp("no header")
+    return f
+
+
+class _Spans(dict):  # type: ignore[type-arg]
+    """A file's spans by index (``int -> Span``), each parsed on first use (``__missing__``) exactly as
+    the index loader parses it. A dict, so that a span asked for again costs a C-level lookup (the
+    walk asks ~3 times a row); ``len`` is the number of spans parsed."""
+
+    def __init__(self, st: Structure, src: PayloadFile, limit: int) -> None:
+        super().__init__()
+        self.st, self.src, self.limit = st, src, limit
+        self._record = _recorder()
+
+    def __missing__(self, i: int) -> Span:
+        return self._parse(i)
+
+    def _parse(self, i: int) -> Span:
+        if type(i) is not int or not 0 <= i < len(self.st.parents):
+            raise IndexError(i)
+        if len(self) >= self.limit:
+            raise _GiveUp("too many spans read")
+        st = self.st
+        off, ln = st.offsets[i], st.lengths[i]
+        raw = self.src.read(off, ln)
+        obj = orjson.loads(raw)
+        if orjson.dumps(obj) != raw:
+            raise _GiveUp(f"line {st.linenos[i]}: not the writer's own bytes")
+        s = _span_fast(obj, st.linenos[i])
+        if s is None:
+            raise _GiveUp(f"line {st.linenos[i]}: the careful path would read it")
+        span = self[i] = make_lazy(self.src, [self._record(s, off, ln)])[0]
+        return span
+
+
+class _Streamed(_Spans):
+    """The replay's spans by index: as the child process parsing it sends them (``ForkedParse``),
+    or parsed here when the walk needs one the child has not reached (a root's children are spread
+    over the whole file; and the walk may start ahead of the child)."""
+
+    def __init__(self, st: Structure, src: PayloadFile, limit: int, stream: Any) -> None:
+        super().__init__(st, src, limit)
+        self.stream = stream
+
+    def __missing__(self, i: int) -> Span:
+        # Never waits: a span the child has not sent yet is parsed here. The two balance: while the
+        # walk is ahead of the child it parses both sides (slower than the child), and falls behind.
+        got = self.stream.spans(0, i + 1, wait=False) if type(i) is int and i >= 0 else ()
+        if len(got) <= i:
+            return self._parse(i)
+        if len(self) >= self.limit:
+            raise _GiveUp("too many spans read")
+        span: Span = got[i]
+        if span.line != self.st.linenos[i]:  # a line skipped by the parse (damaged): indices moved
+            raise _GiveUp("span indices differ from the scan")
+        self[i] = span
+        return span
+
+
+class _Keys(dict):  # type: ignore[type-arg]
+    """``span_key`` of a side's spans by index (``int -> key``), parsed on first use (``__missing__``)."""
+
+    def __init__(self, spans: _Spans) -> None:
+        super().__init__()
+        self.spans = spans
+
+    def __missing__(self, i: int) -> Any:
+        k = self[i] = span_key(self.spans[i])
+        return k
+
+
+def _children(parents: list[int]) -> tuple[list[list[int] | None], list[int]]:
+    children: list[list[int] | None] = [None] * len(parents)
+    roots: list[int] = []
+    for i, p in enumerate(parents):
+        if p < 0:
+            roots.append(i)
+        else:
+            c = children[p]
+            if c is None:
+                children[p] = [i]
+            else:
+                c.append(i)
+    return children, roots
+
+
+def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None, context: int = EARLY_CONTEXT,
+               max_share: float = EARLY_MAX_SHARE, known: dict[int, Span] | None = None) -> EarlyTraceDiff | None:
+    """The first rows of the pair's diff, up to ``context`` rows past the first divergence.
+
+    Args:
+        original, replay: The two files (tracetui/1, opened by ``native_index.indexable``).
+        stream: The ``native_index.ForkedParse`` parsing ``replay`` in a child process, started
+            with ``prelude=scan_structure``: the replay's structure and spans are taken from it
+            as it sends them (the child scans and parses on the other core). None: both files
+            are scanned and parsed here.
+        context: Rows to walk after the row of the first divergence event.
+        max_share: Give up after reading this share of either file's spans.
+        known: Filled with the original's spans parsed here (``LazySpan``s, by line offset), found
+            or not: ``native_index.parse_indexed(original, known)`` then does not parse them again.
+
+    Returns:
+        An ``EarlyTraceDiff`` whose rows and first divergence are those of ``diff_traces``
+        of the whole pair (module docstring: why), or None when this cannot be shown
+        cheaply: no divergence in the share read, a file off the writer's layout, any error.
+        Never raises.
+    """
+    was = gc.isenabled()
+    gc.disable()  # as the loader: no cycles here, and collections over the spans read would dominate
+    try:
+        return _early(original, replay, stream, context, max_share, known)
+    except (_GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
+        return None
+    finally:
+        if was:
+            gc.enable()
+
+
+def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_share: float,
+           known: dict[int, Span] | None) -> EarlyTraceDiff | None:
+    fo = scan_structure(osrc)  # (scanning it in a second child was measured slower: 3 processes, 2 cores)
+    fr = stream.prelude() if stream is not None else scan_structure(rsrc)
+    if fo is None or type(fr) is not Structure:
+        return None
+    lo, lr = (max(64, int(len(f.parents) * max_share)) for f in (fo, fr))
+    so = _Spans(fo, osrc, lo)
+    sr = _Streamed(fr, rsrc, lr, stream) if stream is not None else _Spans(fr, rsrc, lr)
+    try:
+        return _walk(fo, fr, so, sr, context)
+    finally:
+        if known is not None:
+            known.update((s._off, s) for s in so.values())  # type: ignore[attr-defined]
+
+
+def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int) -> EarlyTraceDiff | None:
+    co, ro = _children(fo.parents)
+    cr, rr = _children(fr.parents)
+    a = prepared_side(so, _Keys(so), co, ro)
+    b = prepared_side(sr, _Keys(sr), cr, rr)
+    intern: dict[Hashable, int] = {}
+    same: list[bool] = []
+    rows: list[AlignedRow] = []
+    found: list[tuple[int, Any, Any]] = []  # (row, dtype, fields) of every divergent row walked
+    first: tuple[int, int, Any, Any] | None = None  # (row, order, dtype, fields)
+    # Rows whose end event is still to come: [row, depth, output-side divergence or None].
+    open_rows: list[list[Any]] = []
+    wrapper: list[Any] | None = None  # a one-sided root not yet known to wrap paired rows
+    held: tuple[int, int, Any, Any] | None = None  # the first event inside ``wrapper``'s subtree
+    stop = -1
+
+    def close(entry: list[Any], e: int) -> None:
+        """The end event of a row whose subtree ends before row ``e``."""
+        nonlocal first, wrapper, held
+        n, depth, got = entry
+        if entry is wrapper:  # no paired row below it: a one-sided root like another, at its start
+            wrapper = None
+            first = (n, 2 * n - depth, *got)
+        elif got is not None:
+            event(n, 2 * e - 1 - depth, got)
+
+    def event(n: int, order: int, got: tuple[Any, Any]) -> None:
+        nonlocal first, held
+        if first is not None:
+            return
+        if wrapper is None:
+            first = (n, order, *got)
+        elif held is None:  # inside an undecided root: first only if the root wraps paired rows
+            held = (n, order, *got)
+
+    for n, row in enumerate(walk_rows(a, b, intern, same)):
+        depth = row.depth
+        while open_rows and open_rows[-1][1] >= depth:
+            close(open_rows.pop(), n)
+        if first is not None:
+            if stop < 0:
+                stop = n + context
+            if n >= stop:
+                break
+        rows.append(row)
+        o, r = row.original, row.replay
+        got = row_divergence(so, sr, o, r, same[n])
+        if got is not None:
+            found.append((n, *got))
+        entry: list[Any] = [n, depth, None]
+        if wrapper is not None and o is not None and r is not None:
+            # The undecided root wraps the shared run (diff._is_wrapper): its divergence is an end
+            # event (kept in its entry), and the first event held inside it comes first.
+            wrapper = None
+            if held is not None and first is None:
+                first = held
+            held = None
+        if got is not None and first is None:
+            if depth == 0 and (o is None or r is None):
+                wrapper = entry  # decided when a paired row appears below it, or when it ends
+                entry[2] = got
+            elif field_side(got[0]) == OUTPUT:
+                entry[2] = got  # at the end of its subtree
+            else:
+                event(n, 2 * n - depth, got)
+        open_rows.append(entry)
+    else:
+        while open_rows and first is None:
+            close(open_rows.pop(), len(rows))
+    if first is None:
+        return None
+    return _result(fo, fr, so, sr, rows, found, first)
+
+
+def _result(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, rows: list[AlignedRow],
+            found: list[tuple[int, Any, Any]], first: tuple[int, int, Any, Any]) -> EarlyTraceDiff:
+    """The walked rows as a ``TraceDiff`` over compact span lists (the rows' spans, in row order)."""
+    # Each span sits in exactly one row (align's contract): the rows' spans in row order, no repeats.
+    ospans: list[Span] = []
+    rspans: list[Span] = []
+    out_rows: list[AlignedRow] = []
+    for row in rows:
+        o, r = row.original, row.replay
+        if o is not None:
+            ospans.append(so[o])
+            o = len(ospans) - 1
+        if r is not None:
+            rspans.append(sr[r])
+            r = len(rspans) - 1
+        out_rows.append(AlignedRow(o, r, row.depth))
+    row_div: list[Divergence | None] = [None] * len(out_rows)
+    divs: list[Divergence] = []
+    n0, order0, _t, _f = first
+    for n, dtype, fields in found:
+        row = out_rows[n]
+        d = Divergence(type=dtype, row=n,
+                       original=ospans[row.original] if row.original is not None else None,
+                       replay=rspans[row.replay] if row.replay is not None else None,
+                       fields=fields, order=order0 if n == n0 else -1)
+        row_div[n] = d
+        if n == n0:
+            divs.append(d)
+    fmt = "tracetui"
+    o_trace = Trace(spans=ospans, header=fo.header, path=so.src.path, format=fmt, trace_id=fo.trace_id,
+                    trace_ids=[fo.trace_id] if fo.trace_id else [])
+    r_trace = Trace(spans=rspans, header=fr.header, path=sr.src.path, format=fmt, trace_id=fr.trace_id,
+                    trace_ids=[fr.trace_id] if fr.trace_id else [])
+    return EarlyTraceDiff(original=o_trace, replay=r_trace, rows=out_rows, row_divergence=row_div,
+                          divergences=divs, divergent_rows=[n for n, _, _ in found],
+                          spans_read=(len(so), len(sr)), spans_total=(len(fo.parents), len(fr.parents)))
