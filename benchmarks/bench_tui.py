@@ -87,6 +87,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
 
         t: float
         loaded: bool
+        whole: bool  # the whole pair's diff (not the early first rows: core.early)
         cursor: int
         top: int
         height: int
@@ -103,7 +104,8 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
                     renderable.render_segments(self.console)
                 if screen is self.screen_stack[0]:
                     view = screen.query_one(AlignedView)
-                    self.frames.append(Frame(time.perf_counter(), self.diff is not None, view.cursor_row,
+                    self.frames.append(Frame(time.perf_counter(), self.diff is not None,
+                                             self.diff is not None and not self.diff.partial, view.cursor_row,
                                              int(view.scroll_offset.y), view.scrollable_content_region.height))
             super()._display(screen, renderable)
 
@@ -157,6 +159,9 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
             out["first_frame_cold"] = first_frame.t - launched
             out["first_divergence"] = first_div.t - start
             out["first_divergence_cold"] = first_div.t - launched
+            out["first_divergence_early"] = first_div.loaded and not first_div.whole
+            whole = next((f for f in app.frames if f.whole), None)
+            out["whole"] = (whole.t if whole is not None else time.perf_counter()) - start
             out["rows"] = len(app.diff.rows)
             out["divergences"] = len(view.divergent_rows)
             await pilot.pause()
@@ -302,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{verdict(fd < FIRST_DIVERGENCE_BUDGET)}")
     print(f"  first divergence on screen (launch)   {fdc:7.3f} s   budget < {FIRST_DIVERGENCE_BUDGET} s: "
           f"{verdict(fdc < FIRST_DIVERGENCE_BUDGET)}")
+    early = sum(1 for r in runs if r["first_divergence_early"])
+    print(f"  ... shown from the early rows         {early:7d} of {len(runs)} runs (core.early; else from the whole pair)")
+    print(f"  whole pair on screen (app)            {med('whole'):7.3f} s   (every row, n/p to the end, search, filters)")
     for key, label in (("np", "n/p key -> frame"), ("page", "pagedown key -> frame")):
         got = key_med(key)
         if got is None:

@@ -25,7 +25,7 @@ from tracetui.core.model import ReadIssue
 from tracetui.tui.commands import TraceCommands
 from tracetui.tui.config import load_config
 from tracetui.tui.formatting import visible
-from tracetui.tui.messages import LoadFailed, PairLoaded
+from tracetui.tui.messages import EarlyLoaded, LoadFailed, PairLoaded
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.footer import TraceFooter
 from tracetui.tui.widgets.load_error import LoadErrorPanel
@@ -211,7 +211,8 @@ class TraceTuiApp(WatchMixin, App[int]):
             try:  # read_trace + read_replay, the two files at once (big tracetui/1 files: payloads read on demand)
                 original, replay = read_pair(path, self.replay_path, original_format=self.original_format,
                                              replay_format=self.replay_format, trace_id=self.trace_id,
-                                             replay_trace_id=self.replay_trace_id)
+                                             replay_trace_id=self.replay_trace_id,
+                                             early=self._post_early if self.diff is None else None)
             except Exception as exc:
                 if getattr(exc, "side", None) == "replay":  # read_pair names the file that failed
                     side, path = "replay", self.replay_path
@@ -229,9 +230,41 @@ class TraceTuiApp(WatchMixin, App[int]):
         else:
             self.post_message(PairLoaded(diff))
 
+    def _post_early(self, diff: TraceDiff) -> None:
+        """``read_pair``'s early hook (load worker thread): show the first divergence found early."""
+        self.post_message(EarlyLoaded(diff))
+
+    @on(EarlyLoaded)
+    def _early_loaded(self, message: EarlyLoaded) -> None:
+        """Show the first rows and the first divergence while the rest of the pair is read (big pairs:
+        ``core.early``); keys that need the whole pair say so until ``PairLoaded``."""
+        if self.diff is not None or self.load_error is not None:
+            return  # a pair is shown already (a reload), or the read failed meanwhile
+        diff = message.diff
+        self.diff = diff
+        with self.batch_update():
+            self._main(AlignedHeader).set_titles(
+                _column_title("original", diff.original.path, None, reading=True),
+                _column_title("replay", diff.replay.path, None, reading=True),
+                len(diff.rows),
+            )
+            self._main(StatusBar).show_diff(diff)
+            self._main(AlignedView).set_diff(diff)
+        self.refresh_bindings()
+
+    def still_reading(self, what: str) -> bool:
+        """True (and a notice saying so) while only the first rows of the pair are shown: ``what``
+        needs the whole pair."""
+        if self.diff is None or not self.diff.partial:
+            return False
+        self.notify(f"{what} once the whole pair is read (a few seconds; the status line says when)",
+                    title="still reading the pair", markup=False, timeout=4)
+        return True
+
     @on(PairLoaded)
     def _pair_loaded(self, message: PairLoaded) -> None:
         diff = message.diff
+        early = self.diff if self.diff is not None and self.diff.partial else None
         self.diff = diff
         self._freeze_pair()
         view = self._main(AlignedView)
@@ -244,7 +277,18 @@ class TraceTuiApp(WatchMixin, App[int]):
             self._main(StatusBar).show_diff(diff)
             if not diff.rows:
                 self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
-            view.set_diff(diff)
+            kept = early is not None and _agrees(early, diff)
+            if kept:
+                view.update_diff(diff)  # the early rows stay where they are; the rest is added below
+            else:
+                view.set_diff(diff)
+                if early is not None:
+                    self.notify("The whole pair does not begin as its first rows read early did (a line read "
+                                "later changed the tree): the rows were laid out again, the cursor is on the "
+                                "first divergence.", title="first divergence", markup=False, timeout=10)
+            for screen in self.screen_stack[1:]:  # a pair screen opened on the early rows
+                if early is not None and getattr(screen, "diff", None) is early:
+                    screen.replace_diff(diff if kept else None)  # type: ignore[attr-defined]
             self._load_labels()
         self.reloading = False
         if self._jump_after_load is not None:
@@ -531,7 +575,7 @@ class TraceTuiApp(WatchMixin, App[int]):
 
     def action_triage(self) -> None:
         """Open the triage panel (the three steps, the verdict and its evidence); it closes on the row picked."""
-        if self.diff is None:
+        if self.diff is None or self.still_reading("Triage runs"):
             return
         if self.reloading:
             self.notify("The replay is still loading; press t again in a moment.", title="triage", markup=False)
@@ -546,7 +590,7 @@ class TraceTuiApp(WatchMixin, App[int]):
 
     def action_label(self) -> None:
         """Label the divergence under the cursor, or change or remove its label; bell on a row without one."""
-        if self.diff is None or not self.diff.rows:
+        if self.diff is None or not self.diff.rows or self.still_reading("Labels can be set"):
             return
         row = self._main(AlignedView).cursor_row
         divergence = self.diff.row_divergence[row]
@@ -565,7 +609,7 @@ class TraceTuiApp(WatchMixin, App[int]):
 
     def action_promote(self) -> None:
         """Open the promotion dialog on the pair shown (the original as the failing run, the replay as the fix)."""
-        if self.diff is None:
+        if self.diff is None or self.still_reading("Promote works"):
             return
         from tracetui.core.golden.promote import PromotedCase
         from tracetui.tui.screens.promote_dialog import PromoteDialog, promoted_message
@@ -597,7 +641,7 @@ class TraceTuiApp(WatchMixin, App[int]):
 
     def action_show_issues(self) -> None:
         """List what the readers skipped or doubted in both files."""
-        if self.diff is None:
+        if self.diff is None or self.still_reading("The load warnings are listed"):
             return
         issues = [*(("original", i) for i in self.diff.original.issues), *(("replay", i) for i in self.diff.replay.issues)]
         issues.extend(("config", issue) for issue in self.config_issues())
@@ -609,6 +653,12 @@ class TraceTuiApp(WatchMixin, App[int]):
         self.push_screen(IssuesScreen(issues))
 
 
+def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:
+    from tracetui.core.early import agrees
+
+    return agrees(early, whole)
+
+
 def _short(value: object, limit: int = 40) -> str:
     """A header value as compact JSON, cut to ``limit`` characters."""
     try:
@@ -618,9 +668,9 @@ def _short(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0) -> Text:
+def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> Text:
     """``side  FILE[#RUN]  N spans`` over a column; ``not_counted`` spans are left out of N (watch mode's
-    placeholders for parents not written yet)."""
+    placeholders for parents not written yet); ``reading``: ``reading…`` in place of N."""
     title = Text(no_wrap=True, overflow="ellipsis")
     title.append(side, "bold")
     title.append(f"  {visible(os.path.basename(path))}")
@@ -629,4 +679,6 @@ def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int
     if trace is not None:
         count = len(trace.spans) - not_counted
         title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")
+    elif reading:
+        title.append("  reading…", "dim")
     return title

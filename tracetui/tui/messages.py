@@ -20,6 +20,15 @@ class PairLoaded(Message):
 
 
 @dataclass
+class EarlyLoaded(Message):
+    """The first rows of the pair and its first divergence, found before the files are read whole
+    (``core.early``); a ``PairLoaded`` (or ``LoadFailed``) follows."""
+
+    diff: TraceDiff
+    """A ``core.early.EarlyTraceDiff`` (``diff.partial`` is True)."""
+
+
+@dataclass
 class LoadFailed(Message):
     """A trace could not be read (or diffed); carries what the error panel names.
 

@@ -482,6 +482,20 @@ class PairScreen(Screen[int]):
         self._divergent = sorted(diff.divergent_rows)
         self._pf: PairFields | None = None
 
+    @property
+    def diff(self) -> TraceDiff:
+        """The diff whose row is shown."""
+        return self._diff
+
+    def replace_diff(self, diff: TraceDiff | None) -> None:
+        """The pair was read whole: step through its divergences from now on (``diff``: its first rows
+        are those of the diff shown), or close (None: the rows were laid out again)."""
+        if diff is None:
+            self.dismiss(None)
+            return
+        self._diff = diff
+        self._divergent = sorted(diff.divergent_rows)
+
     def compose(self) -> ComposeResult:
         yield Static(id="pair-title", markup=False)
         yield PairBody(id="pair-body")
@@ -554,6 +568,10 @@ class PairScreen(Screen[int]):
             i = bisect_left(self._divergent, self.row)
             target = self._divergent[i - 1] if i > 0 else None
         if target is None:
+            still = getattr(self.app, "still_reading", None)
+            if direction > 0 and self._diff.partial and still is not None:
+                still("Later divergences are shown")
+                return
             self.app.bell()
             return
         self._show_row(target)

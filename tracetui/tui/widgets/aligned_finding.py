@@ -47,6 +47,11 @@ class FindingMixin:
 
         notify_replacing(self.app, visible(message), title=title, severity=severity)  # one "match 3 of 7", not 7
 
+    def _still_reading(self, what: str) -> bool:
+        """True (the app says so) while only the first rows of a big pair are shown (``TraceDiff.partial``)."""
+        still = getattr(self.app, "still_reading", None)
+        return bool(still is not None and still(what))
+
     def _reveal(self, row: int) -> None:
         """Make ``row`` shown: drop the filters when they hide it, expand the collapsed subtrees holding it."""
         said: list[str] = []
@@ -80,7 +85,7 @@ class FindingMixin:
 
     def action_filter_divergent(self) -> None:
         """Show only the divergent rows (the cursor goes to the nearest one), or every row again."""
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Filters work"):
             return
         if not self._divergent_only:
             if not self._divergent:
@@ -110,7 +115,7 @@ class FindingMixin:
 
     def action_kind_filter(self) -> None:
         """Open the span-kind filter: a checkbox and a row count per kind; applying it calls ``set_kinds``."""
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Filters work"):
             return
         from tracetui.tui.screens.kind_filter import KindFilter
 
@@ -155,6 +160,8 @@ class FindingMixin:
             return
         if row in self._folds:
             self._expand(row)
+        elif self._still_reading("Collapsing works"):
+            return
         elif not self._collapse(row):
             self.app.bell()
             self._say(f"row {row} has no children to collapse", "fold")
@@ -162,7 +169,7 @@ class FindingMixin:
     def action_fold_left(self) -> None:
         """Collapse the cursor row's subtree; when collapsed already (or childless), go to its parent."""
         row = self.cursor_row
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Collapsing works"):
             return
         if row not in self._folds and self._collapse(row):
             return
@@ -214,7 +221,7 @@ class FindingMixin:
 
     def action_collapse_to_depth(self) -> None:
         """Collapse every subtree at the cursor row's depth: only rows that deep or shallower stay."""
-        if self._diff is None or not self.row_count:
+        if self._diff is None or not self.row_count or self._still_reading("Collapsing works"):
             return
         depth = self._row_depths()[self.cursor_row]
         count = self.collapse_to_depth(depth)
@@ -222,7 +229,7 @@ class FindingMixin:
 
     def action_search(self) -> None:
         """Open the search bar; the text index starts building meanwhile (once per pair)."""
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Search works"):
             return
         from tracetui.tui.screens.search_bar import SEARCH, SearchBar
 
@@ -313,7 +320,7 @@ class FindingMixin:
 
     def action_jump_to_span(self) -> None:
         """Open the bar in span-id mode: enter puts the cursor on that span's row."""
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Jumping to a span id works"):
             return
         from tracetui.tui.screens.search_bar import SPAN, SearchBar
 

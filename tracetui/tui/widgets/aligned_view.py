@@ -564,6 +564,8 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
             i += 1
         if i < len(divergent):
             self.cursor_row = divergent[i]
+        elif self._diff is not None and self._diff.partial:
+            self._still_reading("Later divergences are shown")
         else:
             self.app.bell()
             self._say("no divergence below this row" if divergent else "no divergence: the runs agree", "divergences")

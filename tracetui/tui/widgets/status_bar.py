@@ -135,6 +135,21 @@ class StatusBar(Static):
             text.append(SEP, muted)
         # Most important first: a narrow terminal cuts the end of the line.
         count = len(diff.divergences)
+        if diff.partial and diff.first is not None:  # core.early: the first rows, the rest still being read
+            first = diff.first
+            text.append(f"first divergence: row {first.row} {first.type.value}", self._style("divergent"))
+            text.append(SEP, muted)
+            share = getattr(diff, "share_read", None)
+            text.append("reading the rest of the pair…" + (f" ({share:.0%} read)" if share is not None else ""),
+                        self._style("warning"))
+            text.append(SEP, muted)
+            for n, trace in enumerate((diff.original, diff.replay)):
+                if n:
+                    text.append(" ⟷ ", muted)
+                text.append(visible(os.path.basename(trace.path)), self._style("file"))
+            self._base = text
+            self.show_row(self._row)
+            return
         if count:
             text.append(_plural(count, "divergence"), self._style("divergent"))
             first = diff.first
@@ -172,5 +187,6 @@ class StatusBar(Static):
         count = len(self._diff.rows)
         if count:
             text.append(SEP, self._style("muted"))
-            text.append(f"row {row:,} of {count:,}", self._style("muted"))
+            text.append(f"row {row:,} of the first {count:,}" if self._diff.partial else f"row {row:,} of {count:,}",
+                        self._style("muted"))
         self.update(text, layout=False)  # one line, always: no layout pass per cursor move
