@@ -69,3 +69,43 @@ def test_load_error_80x24(snap_compare: Any) -> None:
     """A damaged original (garbage.jsonl) in an 80x24 terminal: the error panel names the side, file and reason."""
     app = TraceTuiApp("tests/tui/data/garbage.jsonl", "tests/tui/data/replay.jsonl")
     assert snap_compare(app, run_before=wait_loaded, terminal_size=(80, 24))
+
+
+def test_early_first_divergence(snap_compare: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big pair (here a generated one, the index loader forced on) before it is read whole: the first
+    divergence shown from the rows read so far, "reading…" over the columns, the status line saying how much
+    is read. The whole read of the original is held until the picture is taken."""
+    import sys
+    import threading
+
+    from tracetui.core.readers import native_index
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.bench_diff import ensure_data
+    finally:
+        sys.path.remove(str(ROOT))
+    orig, replays = ensure_data(tmp_path, 3000, [10], 3)
+    monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)
+    go = threading.Event()
+    real = native_index.parse_indexed
+
+    def held(src: Any, known: Any = None) -> Any:
+        while not go.wait(0.05) and app.is_running:  # until the picture is taken and the app closes
+            pass
+        return real(src, known)
+
+    monkeypatch.setattr(native_index, "parse_indexed", held)
+    app = TraceTuiApp(str(orig), str(replays[10]))
+
+    async def run_before(pilot: Any) -> None:
+        for _ in range(1000):
+            if app.diff is not None:
+                break
+            await pilot.pause(0.02)
+        assert app.diff is not None and app.diff.partial
+
+    try:
+        assert snap_compare(app, run_before=run_before, terminal_size=(120, 30))
+    finally:
+        go.set()
