@@ -38,6 +38,8 @@ with the original's children at once instead of floating as extra roots.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import operator
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -274,6 +276,16 @@ class LiveTraceDiff(TraceDiff):
     final: bool = False
 
 
+_SPAN_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(Span)))
+
+
+def _clone(span: Span) -> Span:
+    """A shallow copy of a span (``copy.copy``: 8 µs a span through ``__reduce_ex__``; this: ~1.5 µs)."""
+    if type(span) is Span:
+        return Span(*_SPAN_FIELDS(span))
+    return copy.copy(span)
+
+
 class LiveDiff:
     """Successive diffs of a fixed original against a growing replay, rows never moving.
 
@@ -318,7 +330,7 @@ class LiveDiff:
             and pending rows aside, see docs/watch.md), each with ``row`` moved to its slot.
         """
         issues = list(snapshot.issues)
-        spans = [copy.copy(s) for s in snapshot.spans]  # finish_spans fixes spans in place
+        spans = list(map(_clone, snapshot.spans))  # finish_spans fixes spans in place
         placeholders: set[str] = set()
         if not final:
             spans, placeholders = self._with_placeholders(spans)
