@@ -329,3 +329,29 @@ def test_double_encoded_and_big_integer_arguments_key_like_the_object() -> None:
     big = {"id": 2**70}
     assert span_key(make_span("tool", "lookup", arguments=big)) == span_key(make_span("tool", "lookup", arguments={"id": 2**70}))
     assert span_key(make_span("tool", "lookup", arguments=big)) != span_key(make_span("tool", "lookup", arguments={"id": 2**70 + 1}))
+
+
+def test_a_prepared_original_aligns_every_replay_as_a_fresh_one() -> None:
+    """``prepare`` once, align many replays (watch mode): the rows are those of a fresh alignment, the replace
+    blocks' pairing groups included (they are interned per call: a group id kept from another call would pair
+    a tool call with another tool's)."""
+    rng = random.Random(7)
+    tools = ["lookup", "refund", "send_email", "get_order"]
+
+    def run(prefix: str, calls: list[tuple[str, int]]) -> list[Span]:
+        t = TraceBuilder(prefix=prefix)
+        root = t.add("agent", "support")
+        for name, arg in calls:
+            t.add("tool", f"execute_tool {name}", parent=root, tool_name=name, arguments={"k": arg})
+        return t.trace().spans
+
+    base = [(rng.choice(tools), rng.randrange(5)) for _ in range(60)]
+    original = run("o", base)
+    side = align_mod.prepare(original)
+    for trial in range(12):
+        calls = list(base)
+        for _ in range(trial * 2):  # replace a few calls: other tools, other arguments
+            i = rng.randrange(len(calls))
+            calls[i] = (rng.choice(tools), rng.randrange(5))
+        replay = run("r", calls[: rng.randrange(20, len(calls) + 1)])  # and a replay cut short (watch mode)
+        assert align_with_same_keys(original, replay, original_side=side) == align_with_same_keys(original, replay)

@@ -113,12 +113,14 @@ class TraceDiff:
         return False
 
 
-def diff_traces(original: Trace, replay: Trace) -> TraceDiff:
+def diff_traces(original: Trace, replay: Trace, *, original_side: object = None) -> TraceDiff:
     """Align two runs and find every divergence.
 
     Args:
         original: The recorded run.
         replay: The run to compare against it.
+        original_side: ``align.prepare(original.spans)`` kept from an earlier call, to diff the same
+            original again without preparing it again (watch mode).
 
     Returns:
         The ``TraceDiff``. Unpaired tool/retrieval spans are ``unrecorded_call``
@@ -132,7 +134,7 @@ def diff_traces(original: Trace, replay: Trace) -> TraceDiff:
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        rows, same = align_with_same_keys(original.spans, replay.spans)
+        rows, same = align_with_same_keys(original.spans, replay.spans, original_side=original_side)
         return _diff_rows(original, replay, rows, same)
     finally:
         promote_young_objects()  # the rows: long-lived, acyclic (see there)

@@ -46,6 +46,7 @@ from typing import Any
 
 import orjson
 
+from tracetui.core.align import prepare
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status, Trace
@@ -300,6 +301,7 @@ class LiveDiff:
         self._depth: list[int] = []
         self._by_o: dict[int, int] = {}
         self._by_r: dict[str, int] = {}
+        self._side: Any = None  # align.prepare of the original, kept across updates
         self._skeleton()
         self.diff: LiveTraceDiff | None = None
 
@@ -337,7 +339,9 @@ class LiveDiff:
         spans = finish_spans(spans, path, issues)
         replay = Trace(spans=spans, header=dict(snapshot.header), path=path, format=snapshot.format,
                        trace_id=_trace_id(snapshot.header), issues=issues)
-        d = diff_traces(self.original, replay)
+        if self._side is None:
+            self._side = prepare(self.original.spans)
+        d = diff_traces(self.original, replay, original_side=self._side)
         relaid = self._place(d)
         if relaid:
             self._skeleton()
