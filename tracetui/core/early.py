@@ -78,8 +78,9 @@ class EarlyTraceDiff(TraceDiff):
     """The first rows of a pair's diff, read before the rest (``early_diff``).
 
     ``rows`` are the merged tree's first rows, exactly as ``diff_traces`` of the whole pair
-    lays them out; ``row_divergence`` and ``divergent_rows`` cover them; ``divergences``
-    holds only the first divergence (later ones are not known yet). ``original.spans`` and
+    lays them out; ``row_divergence`` and ``divergent_rows`` cover them (a divergence other
+    than the first has ``order`` -1: where it sits in execution order is not known yet);
+    ``divergences`` holds only the first divergence (later ones are not known yet). ``original.spans`` and
     ``replay.spans`` hold only the spans these rows show (``LazySpan``s), in row order.
 
     Attributes:
