@@ -11,7 +11,8 @@ span ids and ``seq`` in emission order so tests only write what matters::
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from tracetui.core.model import Span, SpanKind, Status, Trace
 
@@ -71,3 +72,18 @@ class TraceBuilder:
     def trace(self, path: str = "") -> Trace:
         """The built trace (spans already in ``seq`` order)."""
         return Trace(spans=list(self.spans), path=path, format="test")
+
+
+def write_pair(tmp_path: Path, build: Callable[[Any, str], object]) -> tuple[str, str]:
+    """Write ``original.jsonl`` and ``replay.jsonl`` in ``tmp_path``, each built by ``build(builder, side)`` on a
+    ``tests.builders.TraceBuilder`` (prefix ``o`` / ``r``); returns their paths."""
+    from tracetui.core.readers.native import write_trace
+
+    paths = []
+    for side in ("original", "replay"):
+        t = TraceBuilder(prefix=side[0])
+        build(t, side)
+        path = tmp_path / f"{side}.jsonl"
+        write_trace(str(path), t.trace())
+        paths.append(str(path))
+    return paths[0], paths[1]

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 import pytest
 
-from tests.builders import TraceBuilder
+from tests.builders import TraceBuilder, write_pair
 from tracetui.core import early
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.early import EarlyTraceDiff, agrees, early_diff
 from tracetui.core.lazyspan import LazySpan, PayloadFile
 from tracetui.core.readers import native_index, read_pair, read_replay, read_trace
-from tracetui.core.readers.native import write_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,17 +110,6 @@ def test_early_agrees_with_the_whole_diff_on_every_recorded_pair() -> None:
     assert answered >= min(3, len(pairs)), (answered, len(pairs))
 
 
-def _pair(tmp_path: Path, build: Callable[[TraceBuilder, str], None]) -> tuple[str, str]:
-    paths = []
-    for side in ("original", "replay"):
-        t = TraceBuilder(prefix=side[0])
-        build(t, side)
-        path = tmp_path / f"{side}.jsonl"
-        write_trace(str(path), t.trace())
-        paths.append(str(path))
-    return paths[0], paths[1]
-
-
 def _tool(t: TraceBuilder, parent: str, name: str, args: dict[str, Any], output: Any = "ok") -> str:
     return t.add("tool", f"execute_tool {name}", parent=parent, tool_name=name, arguments=args, output=output)
 
@@ -137,7 +125,7 @@ def test_a_root_that_wraps_the_run_is_placed_at_its_end(tmp_path: Path, inner: b
             arg = k if not (inner and side == "replay" and k == 2) else 99
             _tool(t, agent, "lookup", {"k": arg})
 
-    o, r = _pair(tmp_path, build)
+    o, r = write_pair(tmp_path, build)
     got = _early(o, r, stream=False, max_share=1.0)
     whole = _whole(o, r)
     assert got is not None
@@ -153,7 +141,7 @@ def test_a_one_sided_root_without_paired_rows_below_is_first_at_its_start(tmp_pa
             lone = t.add("other", "background job")
             _tool(t, lone, "cleanup", {"all": True})
 
-    o, r = _pair(tmp_path, build)
+    o, r = write_pair(tmp_path, build)
     got = _early(o, r, stream=False, max_share=1.0)
     whole = _whole(o, r)
     assert got is not None
@@ -173,7 +161,7 @@ def test_output_divergences_wait_for_the_end_of_their_subtree(tmp_path: Path, la
         _tool(t, agent, "lookup", {"k": 2 if later_input and side == "replay" else 1})
         _tool(t, agent, "lookup", {"k": 3})
 
-    o, r = _pair(tmp_path, build)
+    o, r = write_pair(tmp_path, build)
     got = _early(o, r, stream=False, max_share=1.0)
     whole = _whole(o, r)
     assert got is not None

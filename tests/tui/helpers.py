@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, Callable
 
 import pytest
 from rich.console import Console
 from textual.pilot import Pilot
+
+from tests.builders import write_pair  # noqa: F401 - the TUI tests import it from here
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_RUNS = ROOT / "sample_runs"
@@ -16,22 +17,6 @@ DATA = Path(__file__).resolve().parent / "data"
 
 SAMPLES = ("scheduling", "subscription_pause", "order_lookup")
 """Sample pairs, each with ``original.jsonl`` and ``replay.jsonl`` (see sample_runs/README.md)."""
-
-
-def write_pair(tmp_path: Path, build: Callable[[Any, str], object]) -> tuple[str, str]:
-    """Write ``original.jsonl`` and ``replay.jsonl`` in ``tmp_path``, each built by ``build(builder, side)`` on a
-    ``tests.builders.TraceBuilder`` (prefix ``o`` / ``r``); returns their paths."""
-    from tests.builders import TraceBuilder
-    from tracetui.core.readers.native import write_trace
-
-    paths = []
-    for side in ("original", "replay"):
-        t = TraceBuilder(prefix=side[0])
-        build(t, side)
-        path = tmp_path / f"{side}.jsonl"
-        write_trace(str(path), t.trace())
-        paths.append(str(path))
-    return paths[0], paths[1]
 
 
 def sample_pair(name: str) -> tuple[str, str]:

@@ -225,19 +225,7 @@ class _Side:
         parents = list(map(index.get, map(_PARENT_ID, spans), repeat(-1)))
         # Parents all earlier (spans in seq order): no cycle, every span reachable.
         self.acyclic = all(map(operator.lt, parents, range(n)))
-        roots: list[int] = []
-        children: list[list[int] | None] = [None] * n
-        for i, p in enumerate(parents):
-            if p < 0 or p == i:
-                roots.append(i)
-            else:
-                c = children[p]
-                if c is None:
-                    children[p] = [i]
-                else:
-                    c.append(i)
-        self.children = children
-        self.roots = roots
+        self.children, self.roots = _tree(parents)
         self._groups: dict[int, int] = {}
         self._texts: dict[int, str] = {}
 
@@ -290,17 +278,34 @@ class _Side:
                 stack.extend(x for x in (self.children[k] or ()) if not reached[x])
 
 
-def prepared_side(spans: Sequence[Span], keys: Any, children: list[list[int] | None], roots: list[int]) -> _Side:
+def _tree(parents: Sequence[int]) -> tuple[list[list[int] | None], list[int]]:
+    """Children lists (None for a leaf) and roots of a tree given as each node's parent index (-1, or
+    itself: a root)."""
+    roots: list[int] = []
+    children: list[list[int] | None] = [None] * len(parents)
+    for i, p in enumerate(parents):
+        if p < 0 or p == i:
+            roots.append(i)
+        else:
+            c = children[p]
+            if c is None:
+                children[p] = [i]
+            else:
+                c.append(i)
+    return children, roots
+
+
+def prepared_side(spans: Sequence[Span], keys: Any, parents: Sequence[int]) -> _Side:
     """A side for ``walk_rows`` from a tree known already (``core.early``: a file's structure scan).
 
     Args:
         spans: Span by index (``__getitem__``; may parse on first use).
         keys: ``span_key`` by index (``__getitem__``).
-        children: Per span, its children's indices in ``seq`` order, or None.
-        roots: The root indices, ascending. The tree must be acyclic (parents earlier).
+        parents: Each span's parent index, -1 for a root; always an earlier index (acyclic).
     """
     side = _Side.__new__(_Side)
-    side.spans, side.keys, side.children, side.roots = spans, keys, children, roots
+    side.spans, side.keys = spans, keys
+    side.children, side.roots = _tree(parents)
     side.acyclic = True
     side._groups, side._texts = {}, {}
     return side

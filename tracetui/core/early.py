@@ -289,21 +289,6 @@ class _Keys(dict):  # type: ignore[type-arg]
         return k
 
 
-def _children(parents: list[int]) -> tuple[list[list[int] | None], list[int]]:
-    children: list[list[int] | None] = [None] * len(parents)
-    roots: list[int] = []
-    for i, p in enumerate(parents):
-        if p < 0:
-            roots.append(i)
-        else:
-            c = children[p]
-            if c is None:
-                children[p] = [i]
-            else:
-                c.append(i)
-    return children, roots
-
-
 def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None, context: int = EARLY_CONTEXT,
                max_share: float = EARLY_MAX_SHARE, known: dict[int, Span] | None = None) -> EarlyTraceDiff | None:
     """The first rows of the pair's diff, up to ``context`` rows past the first divergence.
@@ -353,10 +338,8 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
 
 
 def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int) -> EarlyTraceDiff | None:
-    co, ro = _children(fo.parents)
-    cr, rr = _children(fr.parents)
-    a = prepared_side(so, _Keys(so), co, ro)
-    b = prepared_side(sr, _Keys(sr), cr, rr)
+    a = prepared_side(so, _Keys(so), fo.parents)
+    b = prepared_side(sr, _Keys(sr), fr.parents)
     intern: dict[Hashable, int] = {}
     same: list[bool] = []
     rows: list[AlignedRow] = []
