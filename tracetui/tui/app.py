@@ -8,30 +8,30 @@ and field, never a traceback.
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
 
 import orjson
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.widget import Widget
 
-from tracetui.core.errors import ReadError, TracetuiError
+from tracetui.core.errors import TracetuiError
 from tracetui.core.model import ReadIssue
 from tracetui.tui.commands import TraceCommands
 from tracetui.tui.config import load_config
 from tracetui.tui.formatting import visible
-from tracetui.tui.messages import EarlyLoaded, LoadFailed, PairLoaded
+from tracetui.tui.loading import LoadingMixin, _column_title
+from tracetui.tui.messages import LoadFailed
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.footer import TraceFooter
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
-from tracetui.tui.widgets.status_bar import StatusBar
 from tracetui.tui.watching import WatchMixin
+from tracetui.tui.widgets.status_bar import StatusBar
 
 # Imported on first use, not here, so the first frame comes sooner (benchmarks/bench_tui.py): the readers and
 # the labels module (in the load worker and once loaded), and every screen pushed later (help, pair, triage,
@@ -39,13 +39,12 @@ from tracetui.tui.watching import WatchMixin
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
     from tracetui.core.labels import Label
-    from tracetui.core.model import Trace
     from tracetui.tui.screens.label_dialog import LabelOutcome
 
 WidgetType = TypeVar("WidgetType", bound=Widget)
 
 
-class TraceTuiApp(WatchMixin, App[int]):
+class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
     """``tracetui ORIGINAL REPLAY``: aligned spans, the highlighted pair's fields, and a status line.
 
     Args:
@@ -199,119 +198,6 @@ class TraceTuiApp(WatchMixin, App[int]):
         """A widget of the main screen, even while another screen (help, pair) is on top."""
         return self.screen_stack[0].query_one(kind)
 
-    # -- loading ------------------------------------------------------------
-
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def load_pair(self) -> None:
-        """Read both traces and diff them off the event loop; post ``PairLoaded`` or ``LoadFailed``."""
-        side, path = "original", self.original_path
-        try:
-            from tracetui.core.readers import read_pair
-
-            try:  # read_trace + read_replay, the two files at once (big tracetui/1 files: payloads read on demand)
-                original, replay = read_pair(path, self.replay_path, original_format=self.original_format,
-                                             replay_format=self.replay_format, trace_id=self.trace_id,
-                                             replay_trace_id=self.replay_trace_id,
-                                             early=self._post_early if self.diff is None else None)
-            except Exception as exc:
-                if getattr(exc, "side", None) == "replay":  # read_pair names the file that failed
-                    side, path = "replay", self.replay_path
-                raise
-            side, path = "diff", ""
-            from tracetui.core.diff import diff_traces
-
-            diff = diff_traces(original, replay)
-        except ReadError as exc:
-            self.post_message(LoadFailed(side, exc.path, exc.reason, exc.line, exc.where))
-        except (TracetuiError, ValueError, OSError) as exc:
-            self.post_message(LoadFailed(side, path, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - never let a bug become a traceback on screen
-            self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(PairLoaded(diff))
-
-    def _post_early(self, diff: TraceDiff) -> None:
-        """``read_pair``'s early hook (load worker thread): show the first divergence found early."""
-        self.post_message(EarlyLoaded(diff))
-
-    @on(EarlyLoaded)
-    def _early_loaded(self, message: EarlyLoaded) -> None:
-        """Show the first rows and the first divergence while the rest of the pair is read (big pairs:
-        ``core.early``); keys that need the whole pair say so until ``PairLoaded``."""
-        if self.diff is not None or self.load_error is not None:
-            return  # a pair is shown already (a reload), or the read failed meanwhile
-        diff = message.diff
-        self.diff = diff
-        with self.batch_update():
-            self._main(AlignedHeader).set_titles(
-                _column_title("original", diff.original.path, None, reading=True),
-                _column_title("replay", diff.replay.path, None, reading=True),
-                len(diff.rows),
-            )
-            self._main(StatusBar).show_diff(diff)
-            self._main(AlignedView).set_diff(diff)
-        self.refresh_bindings()
-
-    def still_reading(self, what: str) -> bool:
-        """True (and a notice saying so) while only the first rows of the pair are shown: ``what``
-        needs the whole pair."""
-        if self.diff is None or not self.diff.partial:
-            return False
-        self.notify(f"{what} once the whole pair is read (a few seconds; the status line says when)",
-                    title="still reading the pair", markup=False, timeout=4)
-        return True
-
-    @on(PairLoaded)
-    def _pair_loaded(self, message: PairLoaded) -> None:
-        diff = message.diff
-        early = self.diff if self.diff is not None and self.diff.partial else None
-        self.diff = diff
-        self._freeze_pair()
-        view = self._main(AlignedView)
-        with self.batch_update():
-            self._main(AlignedHeader).set_titles(
-                _column_title("original", diff.original.path, diff.original),
-                _column_title("replay", diff.replay.path, diff.replay),
-                len(diff.rows),
-            )
-            self._main(StatusBar).show_diff(diff)
-            if not diff.rows:
-                self._main(SpanDetail).show_message(Text("both traces are empty", style="dim"))
-            kept = early is not None and _agrees(early, diff)
-            if kept:
-                view.update_diff(diff)  # the early rows stay where they are; the rest is added below
-            else:
-                view.set_diff(diff)
-                if early is not None:
-                    self.notify("The whole pair does not begin as its first rows read early did (a line read "
-                                "later changed the tree): the rows were laid out again, the cursor is on the "
-                                "first divergence.", title="first divergence", markup=False, timeout=10)
-            for screen in self.screen_stack[1:]:  # a pair screen opened on the early rows
-                if early is not None and getattr(screen, "diff", None) is early:
-                    screen.replace_diff(diff if kept else None)  # type: ignore[attr-defined]
-            self._load_labels()
-        self.reloading = False
-        if self._jump_after_load is not None:
-            side, span_id = self._jump_after_load
-            self._jump_after_load = None
-            row = self.row_of_span(span_id, side)
-            if row is not None:
-                self.jump_to_row(row)
-        self.refresh_bindings()  # d and w apply now
-        from tracetui.core.readers import split_run_ref
-
-        self.say_run_inputs(diff)
-        for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
-                                        ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
-            if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
-                self.notify(
-                    f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} runs; showing {trace.trace_id} "
-                    f"(pick another with {side.upper()}#RUN; `tracetui show` lists them)",
-                    title=f"{side}: several runs",
-                    markup=False,
-                    timeout=8,
-                )
-
     _run_inputs_said = False
 
     def say_run_inputs(self, diff: TraceDiff) -> None:
@@ -328,61 +214,6 @@ class TraceTuiApp(WatchMixin, App[int]):
             if len(changes) > 6:
                 lines.append(f"… {len(changes) - 6} more")
             self.notify("\n".join(lines), title="run inputs changed", markup=False, timeout=8)
-
-    @on(LoadFailed)
-    def _load_failed(self, message: LoadFailed) -> None:
-        self.load_error = message
-        self.diff = None  # a replay loaded from the triage panel failed: the old pair is no longer shown
-        self.reloading = False
-        self._jump_after_load = None
-        with self.batch_update():
-            self._main(AlignedView).placeholder = ""
-            self.screen_stack[0].add_class("-load-error")
-            self._main(LoadErrorPanel).show_error(message)
-            where = f"{message.side}: {os.path.basename(message.path)}" if message.path else message.side
-            self._main(StatusBar).show_error(where)
-        # The hidden view must not keep (or, via a deferred focus(), regain) focus:
-        # its keys (n, p, enter) mean nothing now, and the footer must not offer them.
-        self._main(AlignedView).disabled = True
-        self.set_focus(None)
-        self.refresh_bindings()
-
-    def load_replay(self, replay_path: str, *, jump_to: tuple[str, str] | None = None) -> None:
-        """Show ``replay_path`` (``FILE`` or ``FILE#RUN``) against the same original: read and diff again in the
-        load worker; the view opens on the new pair's first divergence, or on ``jump_to``.
-
-        Args:
-            replay_path: The replay to show.
-            jump_to: ``(side, span_id)`` to put the cursor on once loaded (``row_of_span``).
-        """
-        self._thaw_pair()  # the pair shown until now may be collected once replaced
-        self.stop_watch()  # another replay: the one followed is no longer shown
-        self.replay_path = os.fspath(replay_path)
-        self.replay_format = None
-        self.replay_trace_id = None
-        self.reloading = True
-        self._run_inputs_said = False
-        self._jump_after_load = jump_to
-        self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
-        self.load_pair()
-
-    # -- garbage collection ------------------------------------------------
-
-    _frozen = False
-
-    def _freeze_pair(self) -> None:
-        """Move everything alive now — the loaded pair above all, millions of acyclic objects — out of
-        the cyclic collector's reach (``gc.freeze``): a full collection would otherwise walk them all
-        while the user navigates (1.3 s at 100k spans, 11 s at 1M: benchmarks/bench_tui.py). Reference
-        counting still frees them; ``_thaw_pair`` hands them back before a reload and at exit."""
-        if not self._frozen:
-            gc.freeze()
-            self._frozen = True
-
-    def _thaw_pair(self) -> None:
-        if self._frozen:
-            gc.unfreeze()
-            self._frozen = False
 
     def on_unmount(self) -> None:
         self.stop_watch()
@@ -653,12 +484,6 @@ class TraceTuiApp(WatchMixin, App[int]):
         self.push_screen(IssuesScreen(issues))
 
 
-def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:
-    from tracetui.core.early import agrees
-
-    return agrees(early, whole)
-
-
 def _short(value: object, limit: int = 40) -> str:
     """A header value as compact JSON, cut to ``limit`` characters."""
     try:
@@ -666,19 +491,3 @@ def _short(value: object, limit: int = 40) -> str:
     except TypeError:
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> Text:
-    """``side  FILE[#RUN]  N spans`` over a column; ``not_counted`` spans are left out of N (watch mode's
-    placeholders for parents not written yet); ``reading``: ``reading…`` in place of N."""
-    title = Text(no_wrap=True, overflow="ellipsis")
-    title.append(side, "bold")
-    title.append(f"  {visible(os.path.basename(path))}")
-    if trace is not None and len(trace.trace_ids) > 1 and trace.trace_id is not None:
-        title.append(f"#{visible(trace.trace_id)}")
-    if trace is not None:
-        count = len(trace.spans) - not_counted
-        title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")
-    elif reading:
-        title.append("  reading…", "dim")
-    return title

@@ -179,7 +179,7 @@ class WatchMixin:
         app._main(StatusBar).set_watch("waiting", message.path, self.watch_arrived, following=self.following)
 
     def on_watch_updated(self, message: WatchUpdated) -> None:
-        from tracetui.tui.app import _column_title
+        from tracetui.tui.loading import _column_title
         from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
         from tracetui.tui.widgets.status_bar import StatusBar
 
