@@ -272,3 +272,30 @@ def test_read_pair_gives_no_early_answer_when_a_run_is_picked(tmp_path: Path) ->
     assert seen == []
     read_pair(str(orig), str(rep), index_min_bytes=10**12, early=seen.append)  # small files: read whole
     assert seen == []
+
+
+@pytest.mark.parametrize("key", ["parent_id", "seq", "span_id"])
+def test_a_replay_line_with_a_structural_key_written_twice_gives_none(tmp_path: Path, key: str) -> None:
+    """The scan takes the head's value, the reader the last one (careful path): the child's span for that
+    line is not the scan's, so no early answer — here or from the child (a held-out tester's case)."""
+    orig, rep = _generated(tmp_path, 3000, 10, 3)
+    lines = rep.read_bytes().splitlines()
+    value = {"parent_id": orjson.loads(lines[2])["span_id"], "seq": 3, "span_id": "zzz"}[key]
+    lines[40] = lines[40][:-1] + b"," + orjson.dumps({key: value})[1:]
+    damaged = _write(tmp_path / "damaged.jsonl", lines)
+    for stream in (False, True):
+        assert _early(orig, damaged, stream=stream, max_share=1.0) is None
+
+
+def test_a_late_line_moved_under_an_early_parent_is_caught_by_agrees(tmp_path: Path) -> None:
+    """The one case the early path cannot see (a line it never parses whose parent_id, written twice, names
+    an early span): its answer differs from the whole read, and ``agrees`` says so (the TUI lays the rows out
+    again and says why)."""
+    orig, rep = _generated(tmp_path, 3000, 10, 3)
+    lines = orig.read_bytes().splitlines()
+    early_parent = orjson.loads(lines[3])["span_id"]
+    lines[-3] = lines[-3][:-1] + b"," + orjson.dumps({"parent_id": early_parent})[1:]
+    damaged = _write(tmp_path / "damaged.jsonl", lines)
+    got = _early(damaged, rep, stream=False, max_share=1.0)
+    whole = _whole(damaged, rep)
+    assert got is not None and not agrees(got, whole)
