@@ -59,7 +59,7 @@ async def test_100k_rows_open_on_far_first_divergence() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_loaded(pilot)
         view = app.query_one(AlignedView)
-        app.post_message(PairLoaded(diff))
+        app.post_message(PairLoaded(diff, generation=app._load_generation))
         await pilot.pause()
         await pilot.pause()
         assert view.row_count == ROWS

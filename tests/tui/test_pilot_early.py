@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.tui.helpers import wait_loaded, widget_text
 from tracetui.core.diff import diff_traces
 from tracetui.core.readers import native_index, read_replay, read_trace
 from tracetui.tui import TraceTuiApp
-from tracetui.tui.messages import PairLoaded
+from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.pair_screen import PairScreen
 from tracetui.tui.widgets.aligned_view import AlignedView
 from tracetui.tui.widgets.status_bar import StatusBar
@@ -44,9 +45,9 @@ def held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     go = threading.Event()
     real = native_index.parse_indexed
 
-    def waiting(src: Any, known: Any = None) -> Any:
+    def waiting(src: Any, known: Any = None, progress: Any = None) -> Any:
         go.wait(30)
-        return real(src, known)
+        return real(src, known, progress)
 
     monkeypatch.setattr(native_index, "parse_indexed", waiting)
     return go
@@ -145,9 +146,92 @@ async def test_a_whole_pair_that_begins_otherwise_is_laid_out_again_and_said(tmp
         view = app.query_one(AlignedView)
         await _until(pilot, lambda: app.diff is not None)
         await pilot.press("home")
-        app.post_message(PairLoaded(other))  # as if the whole read had found this
+        app.post_message(PairLoaded(other, generation=app._load_generation))  # as if the whole read had found this
         await _until(pilot, lambda: app.diff is other)
         assert view.cursor_row == other.first.row
         assert any("laid out again" in m for m in _notices(app, "first divergence"))
         held.set()
         await wait_loaded(pilot)
+
+
+async def test_reload_and_the_palette_jump_wait_for_the_whole_pair(tmp_path: Path, held: threading.Event) -> None:
+    """R while a read runs starts no second one (a held-out tester saw two reads, then the cursor jump when the
+    second finished); ``ctrl+p :ID`` says "still reading" (the id may lie beyond the rows read); the status line
+    shows how far the whole read is once it runs."""
+    original, replay = _generated(tmp_path)
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _until(pilot, lambda: app.diff is not None)
+        await pilot.press("R")
+        await pilot.pause()
+        assert any("already being read" in str(n.message) for n in app._notifications)
+        last_id = read_trace(original).spans[-1].span_id
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*f":{last_id}")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(m.startswith("Jumping to a span id") for m in _notices(app, "still reading the pair"))
+        assert app.query_one(AlignedView).cursor_row != len(diff_traces(read_trace(original), read_replay(replay)).rows) - 1
+        held.set()
+        await wait_loaded(pilot)
+        await _until(pilot, lambda: app.diff is not None and not app.diff.partial)
+        assert app.workers._workers == set() or all(w.is_finished for w in app.workers._workers)
+
+
+async def test_a_superseded_read_is_dropped(tmp_path: Path, held: threading.Event) -> None:
+    """Messages of a read that another replaced (its generation is old) change nothing."""
+    original, replay = _generated(tmp_path)
+    other_o, other_r = _generated(tmp_path / "other", seed=5)
+    stale = diff_traces(read_trace(other_o), read_replay(other_r))
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _until(pilot, lambda: app.diff is not None)
+        early = app.diff
+        app.post_message(PairLoaded(stale, generation=app._load_generation - 1))
+        await pilot.pause()
+        assert app.diff is early
+        held.set()
+        await wait_loaded(pilot)
+        await _until(pilot, lambda: app.diff is not None and not app.diff.partial)
+        assert app.diff is not stale
+
+
+async def test_a_failed_whole_read_closes_a_pair_screen_opened_early(tmp_path: Path, held: threading.Event) -> None:
+    original, replay = _generated(tmp_path)
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _until(pilot, lambda: app.diff is not None)
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, PairScreen))
+        app.post_message(LoadFailed("replay", replay, "cannot be read: gone", generation=app._load_generation))
+        await _until(pilot, lambda: app.load_error is not None)
+        await pilot.pause()
+        assert not isinstance(app.screen, PairScreen)  # the error panel shows, not the early pair
+        held.set()
+
+
+async def test_quitting_while_the_pair_is_read_stops_the_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """q during the read: the worker stops at its next progress report instead of reading to the end."""
+    original, replay = _generated(tmp_path)
+    monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)
+    reads: list[str] = []
+    real = native_index.parse_indexed
+
+    def slow(src: Any, known: Any = None, progress: Any = None) -> Any:
+        def crawl(fraction: float) -> None:
+            reads.append("tick")
+            time.sleep(0.05)  # a huge file
+            progress(fraction)
+
+        return real(src, known, crawl)
+
+    monkeypatch.setattr(native_index, "parse_indexed", slow)
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _until(pilot, lambda: len(reads) > 2)
+        started = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - started < 5
+    assert app.diff is None or app.diff.partial

@@ -90,10 +90,10 @@ def test_early_first_divergence(snap_compare: Any, tmp_path: Any, monkeypatch: p
     go = threading.Event()
     real = native_index.parse_indexed
 
-    def held(src: Any, known: Any = None) -> Any:
+    def held(src: Any, known: Any = None, progress: Any = None) -> Any:
         while not go.wait(0.05) and app.is_running:  # until the picture is taken and the app closes
             pass
-        return real(src, known)
+        return real(src, known, progress)
 
     monkeypatch.setattr(native_index, "parse_indexed", held)
     app = TraceTuiApp(str(orig), str(replays[10]))

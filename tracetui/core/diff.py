@@ -107,6 +107,12 @@ class TraceDiff:
         return self.divergences[0] if self.divergences else None
 
     @property
+    def rows_expected(self) -> int:
+        """How many rows the pair has (``len(rows)``; for the first rows of a pair still being read, an
+        upper bound: the spans of both files), to size the row-number column once."""
+        return len(self.rows)
+
+    @property
     def partial(self) -> bool:
         """True for the first rows of a pair still being read (``core.early.EarlyTraceDiff``): later
         rows and divergences are not known yet."""

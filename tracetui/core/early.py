@@ -47,7 +47,7 @@ import os
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import orjson
 
@@ -100,10 +100,8 @@ class EarlyTraceDiff(TraceDiff):
         return True
 
     @property
-    def share_read(self) -> float:
-        """The share of the two files' spans parsed, 0..1."""
-        total = sum(self.spans_total)
-        return sum(self.spans_read) / total if total else 1.0
+    def rows_expected(self) -> int:
+        return max(len(self.rows), sum(self.spans_total))
 
 
 def agrees(early: TraceDiff, whole: TraceDiff) -> bool:
@@ -147,15 +145,16 @@ class Structure:
     parents: list[int] = field(default_factory=list)
 
 
-def scan_structure(src: PayloadFile) -> Structure | None:
+def scan_structure(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structure | None:
     """The structure of a tracetui/1 file of one run in the writer's layout; None when it is not
     (module docstring: what makes it give up) or cannot be read. Never raises.
 
     ~0.45 s per 100k span lines (2 cores shared): the ``\\n`` search and the head's regex match
     are C; the rest is ~3 µs of bookkeeping a line. Reads through one reused 1 MiB buffer (not
-    ``mmap``: a mapping's pages would count in the process's resident memory)."""
+    ``mmap``: a mapping's pages would count in the process's resident memory). ``tick`` is called
+    every 8,192 lines (an exception it raises ends the scan: None)."""
     try:
-        return _scan(src)
+        return _scan(src, tick)
     except (_GiveUp, Exception):  # noqa: BLE001 - optional: the caller reads the whole file
         return None
 
@@ -163,7 +162,7 @@ def scan_structure(src: PayloadFile) -> Structure | None:
 _SCAN_CHUNK = 1 << 20
 
 
-def _scan(src: PayloadFile) -> Structure:
+def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structure:
     size = os.fstat(src.fd).st_size
     if size == 0 or src.read(size - 1, 1) != b"\n":
         raise _GiveUp("no newline at the end")
@@ -219,6 +218,8 @@ def _scan(src: PayloadFile) -> Structure:
             append_line(lineno)
             n += 1
             pos = end + 1
+            if tick is not None and not n & 8191:
+                tick()
         base += pos
         buf = buf[pos:stop]  # the start of a line, continued by the next read
     if f is None:
@@ -296,7 +297,8 @@ class _Keys(dict):  # type: ignore[type-arg]
 
 
 def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None, context: int = EARLY_CONTEXT,
-               max_share: float = EARLY_MAX_SHARE, known: dict[int, Span] | None = None) -> EarlyTraceDiff | None:
+               max_share: float = EARLY_MAX_SHARE, known: dict[int, Span] | None = None,
+               tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
     """The first rows of the pair's diff, up to ``context`` rows past the first divergence.
 
     Args:
@@ -309,6 +311,8 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
         max_share: Give up after reading this share of either file's spans.
         known: Filled with the original's spans parsed here (``LazySpan``s, by line offset), found
             or not: ``native_index.parse_indexed(original, known)`` then does not parse them again.
+        tick: Called every few thousand lines or rows; an exception it raises ends the early look
+            (None): the caller's way to stop it (the TUI quitting).
 
     Returns:
         An ``EarlyTraceDiff`` whose rows and first divergence are those of ``diff_traces``
@@ -319,7 +323,7 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
     was = gc.isenabled()
     gc.disable()  # as the loader: no cycles here, and collections over the spans read would dominate
     try:
-        return _early(original, replay, stream, context, max_share, known)
+        return _early(original, replay, stream, context, max_share, known, tick)
     except (_GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
         return None
     finally:
@@ -328,8 +332,8 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
 
 
 def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_share: float,
-           known: dict[int, Span] | None) -> EarlyTraceDiff | None:
-    fo = scan_structure(osrc)  # (scanning it in a second child was measured slower: 3 processes, 2 cores)
+           known: dict[int, Span] | None, tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
+    fo = _scan(osrc, tick)  # (scanning it in a second child was measured slower: 3 processes, 2 cores)
     fr = stream.prelude() if stream is not None else scan_structure(rsrc)
     if fo is None or type(fr) is not Structure:
         return None
@@ -337,13 +341,14 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
     so = _Spans(fo, osrc, lo)
     sr = _Streamed(fr, rsrc, lr, stream) if stream is not None else _Spans(fr, rsrc, lr)
     try:
-        return _walk(fo, fr, so, sr, context)
+        return _walk(fo, fr, so, sr, context, tick)
     finally:
         if known is not None:
             known.update((s._off, s) for s in so.values())  # type: ignore[attr-defined]
 
 
-def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int) -> EarlyTraceDiff | None:
+def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int,
+          tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
     a = prepared_side(so, _Keys(so), fo.parents)
     b = prepared_side(sr, _Keys(sr), fr.parents)
     intern: dict[Hashable, int] = {}
@@ -377,6 +382,8 @@ def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int) ->
             held = (n, order, *got)
 
     for n, row in enumerate(walk_rows(a, b, intern, same)):
+        if tick is not None and not n & 1023:
+            tick()
         depth = row.depth
         while open_rows and open_rows[-1][1] >= depth:
             close(open_rows.pop(), n)

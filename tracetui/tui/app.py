@@ -381,7 +381,6 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         if self.watch_mode:
             self.start_watch()  # the watch worker reads both again and follows the replay
         else:
-            self.reloading = True
             self.load_pair()
 
     async def action_quit(self) -> None:

@@ -142,9 +142,12 @@ class TraceCommands(Provider):
         if not span_id or app.diff is None or self.screen is not app.screen_stack[0]:
             return None
         view = self.screen.query_one(AlignedView)
-        return f"Jump to span {span_id}", "cursor to the span with this id (or id prefix), either side", partial(
-            view.jump_to_span, span_id
-        )
+
+        def jump() -> None:
+            if not app.still_reading("Jumping to a span id works"):  # the first rows only: the id may lie beyond
+                view.jump_to_span(span_id)
+
+        return f"Jump to span {span_id}", "cursor to the span with this id (or id prefix), either side", jump
 
     async def discover(self) -> Hits:
         """Every command that applies now, in ``COMMANDS`` order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -17,7 +18,7 @@ from textual import work
 
 from tracetui.core.errors import ReadError, TracetuiError
 from tracetui.tui.formatting import visible
-from tracetui.tui.messages import EarlyLoaded, LoadFailed, PairLoaded
+from tracetui.tui.messages import EarlyLoaded, LoadFailed, LoadProgress, PairLoaded
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
@@ -36,10 +37,36 @@ class LoadingMixin:
     _jump_after_load: tuple[str, str] | None
     reloading: bool
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    _load_generation = 0
+
     def load_pair(self) -> None:
-        """Read both traces and diff them off the event loop; post ``PairLoaded`` or ``LoadFailed``."""
+        """Read both traces and diff them off the event loop (the load worker); it posts ``EarlyLoaded``
+        (big pairs), ``LoadProgress``, then ``PairLoaded`` or ``LoadFailed``. A read started before is
+        superseded: what it posts later is dropped. ``reloading`` is True until the result is shown."""
+        self._load_generation += 1
+        self.reloading = True
+        self._load_worker(self._load_generation, early=self.diff is None)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load_worker(self, generation: int, early: bool) -> None:
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
         side, path = "original", self.original_path
+        last = [0.0]
+
+        def progress(fraction: float) -> None:
+            """Said at most 5 times a second; a cancelled worker (the app quits) stops the read here."""
+            if worker.is_cancelled:
+                raise _Cancelled
+            now = time.monotonic()
+            if now - last[0] >= 0.2:
+                last[0] = now
+                self.post_message(LoadProgress(fraction, generation))
+
+        def post_early(diff: TraceDiff) -> None:
+            self.post_message(EarlyLoaded(diff, generation))
+
         try:
             from tracetui.core.readers import read_pair
 
@@ -47,7 +74,7 @@ class LoadingMixin:
                 original, replay = read_pair(path, self.replay_path, original_format=self.original_format,
                                              replay_format=self.replay_format, trace_id=self.trace_id,
                                              replay_trace_id=self.replay_trace_id,
-                                             early=self._post_early if self.diff is None else None)
+                                             early=post_early if early else None, progress=progress)
             except Exception as exc:
                 if getattr(exc, "side", None) == "replay":  # read_pair names the file that failed
                     side, path = "replay", self.replay_path
@@ -56,22 +83,27 @@ class LoadingMixin:
             from tracetui.core.diff import diff_traces
 
             diff = diff_traces(original, replay)
+        except _Cancelled:
+            return
         except ReadError as exc:
-            self.post_message(LoadFailed(side, exc.path, exc.reason, exc.line, exc.where))
+            self.post_message(LoadFailed(side, exc.path, exc.reason, exc.line, exc.where, generation))
         except (TracetuiError, ValueError, OSError) as exc:
-            self.post_message(LoadFailed(side, path, str(exc)))
+            self.post_message(LoadFailed(side, path, str(exc), generation=generation))
         except Exception as exc:  # noqa: BLE001 - never let a bug become a traceback on screen
-            self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}"))
+            self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}",
+                                         generation=generation))
         else:
-            self.post_message(PairLoaded(diff))
+            self.post_message(PairLoaded(diff, generation))
 
-    def _post_early(self, diff: TraceDiff) -> None:
-        """``read_pair``'s early hook (load worker thread): show the first divergence found early."""
-        self.post_message(EarlyLoaded(diff))
+    def on_load_progress(self, message: LoadProgress) -> None:
+        if message.generation == self._load_generation and self.reloading:
+            self._main(StatusBar).set_progress(message.fraction)
 
     def on_early_loaded(self, message: EarlyLoaded) -> None:
         """Show the first rows and the first divergence while the rest of the pair is read (big pairs:
         ``core.early``); keys that need the whole pair say so until ``PairLoaded``."""
+        if message.generation != self._load_generation:
+            return  # a read superseded by another
         if self.diff is not None or self.load_error is not None:
             return  # a pair is shown already (a reload), or the read failed meanwhile
         diff = message.diff
@@ -80,7 +112,7 @@ class LoadingMixin:
             self._main(AlignedHeader).set_titles(
                 _column_title("original", diff.original.path, None, reading=True),
                 _column_title("replay", diff.replay.path, None, reading=True),
-                len(diff.rows),
+                diff.rows_expected,
             )
             self._main(StatusBar).show_diff(diff)
             self._main(AlignedView).set_diff(diff)
@@ -91,11 +123,13 @@ class LoadingMixin:
         needs the whole pair."""
         if self.diff is None or not self.diff.partial:
             return False
-        self.notify(f"{what} once the whole pair is read (a few seconds; the status line says when)",
+        self.notify(f"{what} once the whole pair is read (the status line shows how far the read is)",
                     title="still reading the pair", markup=False, timeout=4)
         return True
 
     def on_pair_loaded(self, message: PairLoaded) -> None:
+        if message.generation != self._load_generation:
+            return  # a read superseded by another (R pressed meanwhile...)
         diff = message.diff
         early = self.diff if self.diff is not None and self.diff.partial else None
         self.diff = diff
@@ -146,6 +180,11 @@ class LoadingMixin:
                 )
 
     def on_load_failed(self, message: LoadFailed) -> None:
+        if message.generation != self._load_generation:
+            return
+        for screen in self.screen_stack[1:]:  # a pair screen opened on the early rows: nothing to show now
+            if self.diff is not None and getattr(screen, "diff", None) is self.diff:
+                screen.replace_diff(None)  # type: ignore[attr-defined]
         self.load_error = message
         self.diff = None  # a replay loaded from the triage panel failed: the old pair is no longer shown
         self.reloading = False
@@ -175,7 +214,6 @@ class LoadingMixin:
         self.replay_path = os.fspath(replay_path)
         self.replay_format = None
         self.replay_trace_id = None
-        self.reloading = True
         self._run_inputs_said = False
         self._jump_after_load = jump_to
         self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
@@ -198,6 +236,10 @@ class LoadingMixin:
         if self._frozen:
             gc.unfreeze()
             self._frozen = False
+
+
+class _Cancelled(Exception):
+    """The load worker was cancelled (the app quits): the read stops at the next progress report."""
 
 
 def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:

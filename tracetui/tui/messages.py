@@ -17,6 +17,8 @@ class PairLoaded(Message):
 
     diff: TraceDiff
     """The diff of the pair (rows, per-row divergences, both traces)."""
+    generation: int = 0
+    """Which read posted it (``LoadingMixin.load_pair``): a superseded read's result is dropped."""
 
 
 @dataclass
@@ -26,6 +28,18 @@ class EarlyLoaded(Message):
 
     diff: TraceDiff
     """A ``core.early.EarlyTraceDiff`` (``diff.partial`` is True)."""
+    generation: int = 0
+    """Which read posted it."""
+
+
+@dataclass
+class LoadProgress(Message):
+    """How much of the original the load worker has parsed (big tracetui/1 files)."""
+
+    fraction: float
+    """0..1 of the original's bytes."""
+    generation: int = 0
+    """Which read posted it."""
 
 
 @dataclass
@@ -45,3 +59,5 @@ class LoadFailed(Message):
     """1-based line in the file, when one line is to blame."""
     where: str = ""
     """JSON path or field name, when known."""
+    generation: int = 0
+    """Which read posted it."""

@@ -273,6 +273,7 @@ def read_pair(
     index_min_bytes: int | None = None,
     processes: bool = True,
     early: Callable[[Any], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[Trace, Trace]:
     """Read both runs of a pair: ``(read_trace(original, ...), read_replay(replay, ...))``, faster.
 
@@ -295,6 +296,10 @@ def read_pair(
             read by the index loader, no run is picked, and ``early_diff`` finds the first
             divergence cheaply (not called otherwise). It runs in this thread; the read goes
             on when it returns. Its exceptions propagate.
+        progress: Called often while the original is read by the index loader, with the share of
+            its bytes parsed (0..1; 0 while the early look runs). An exception it raises ends the
+            read (it propagates; the child process is stopped): the TUI stops a read this way
+            when it quits.
 
     Returns:
         ``(original, replay)``.
@@ -327,13 +332,14 @@ def read_pair(
             child = ni.fork_parse(rsrc, prelude=prelude)
         known: dict[int, Any] = {}  # the original's spans the early look parsed: not parsed again
         if early_diff is not None:
-            found = early_diff(osrc, rsrc, stream=child, known=known)  # type: ignore[arg-type]
+            found = early_diff(osrc, rsrc, stream=child, known=known,  # type: ignore[arg-type]
+                               tick=(lambda: progress(0.0)) if progress is not None else None)
             if found is not None:
                 early(found)  # type: ignore[misc]
         if osrc is None:
             first = read_trace(original, format=original_format, trace_id=trace_id)
         else:
-            got = _indexed(lambda src: ni.parse_indexed(src, known), osrc)
+            got = _indexed(lambda src: ni.parse_indexed(src, known, progress), osrc)
             first = _pick(ni._NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
         side = "replay"
         if rsrc is None:

@@ -73,7 +73,7 @@ class NativeReader:
     @gc_paused
     def read_file(self, path: str, fh: BinaryIO, head: bytes,
                   index: Callable[..., Any] | None = None,
-                  progress: Callable[[ReaderOutput], None] | None = None,
+                  progress: Callable[[ReaderOutput, int], None] | None = None,
                   known: dict[int, Span] | None = None) -> ReaderOutput:
         """Parse a file as it is read, chunk by chunk; same result as ``read``.
 
@@ -83,8 +83,9 @@ class NativeReader:
             head: The bytes already read from the start of the file.
             index: Index mode (``native_index``): ``index(span, offset, length)`` of each clean line's
                 span is kept in its place.
-            progress: Called with the output so far after each buffer of lines (``native_index``
-                streams the spans read to the process waiting for them).
+            progress: Called with the output so far and the bytes of the file parsed, after each
+                buffer of lines (``native_index`` streams the spans read to the process waiting for
+                them; the TUI shows how far the read is). An exception it raises ends the read.
             known: Index mode: spans of clean lines parsed already, by the line's file offset
                 (``core.early`` read them first); such a line is not parsed again.
 
@@ -117,7 +118,7 @@ class NativeReader:
                 stop = have + n
                 pos = parser.lines(buf, view, stop, final=False)
                 if progress is not None:
-                    progress(parser.out)
+                    progress(parser.out, parser.base + pos)
                 have = stop - pos
                 parser.base += pos
                 if have:

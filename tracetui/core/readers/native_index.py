@@ -105,7 +105,7 @@ def _recorder() -> Callable[..., tuple[Any, ...]]:
     return record
 
 
-def _parse_records(src: PayloadFile, progress: Callable[[ReaderOutput], None] | None = None,
+def _parse_records(src: PayloadFile, progress: Callable[[ReaderOutput, int], None] | None = None,
                    known: dict[int, Span] | None = None) -> ReaderOutput:
     """``NativeReader.read_file``'s output for the file, with records for the clean lines' spans."""
     with os.fdopen(os.dup(src.fd), "rb") as fh:  # shares src.fd's offset, which pread ignores
@@ -114,11 +114,13 @@ def _parse_records(src: PayloadFile, progress: Callable[[ReaderOutput], None] | 
         return _NATIVE.read_file(src.path, fh, head, index=_recorder(), progress=progress, known=known)
 
 
-def parse_indexed(src: PayloadFile, known: dict[int, Span] | None = None) -> ReaderOutput:
+def parse_indexed(src: PayloadFile, known: dict[int, Span] | None = None,
+                  progress: Callable[[float], None] | None = None) -> ReaderOutput:
     """Parse a tracetui/1 file in this process; spans of clean lines are ``LazySpan``s.
 
     ``known``: ``LazySpan``s of this file read already (``core.early``), by line offset: kept,
-    their lines not parsed again.
+    their lines not parsed again. ``progress``: called with the share of the file's bytes parsed
+    (0..1) after each 256 KiB; an exception it raises ends the parse.
 
     Raises:
         ReadError: nothing could be loaded (as ``NativeReader``).
@@ -127,7 +129,14 @@ def parse_indexed(src: PayloadFile, known: dict[int, Span] | None = None) -> Rea
     was = gc.isenabled()
     gc.disable()
     try:
-        out = _parse_records(src, known=known)
+        hook = None
+        if progress is not None:
+            size = max(1, os.fstat(src.fd).st_size)
+
+            def hook(_out: ReaderOutput, done: int) -> None:
+                progress(done / size)
+
+        out = _parse_records(src, known=known, progress=hook)
         for run in out.runs:
             make_lazy(src, run.spans)
         return out
@@ -166,7 +175,7 @@ class _Stream:
         self.fh.write(_FRAME.pack(len(b)))
         self.fh.write(b)
 
-    def __call__(self, out: ReaderOutput, final: bool = False) -> None:
+    def __call__(self, out: ReaderOutput, done: int = 0, final: bool = False) -> None:
         """Send the spans read since the last call (``read_file``'s progress hook), in steps."""
         runs = out.runs
         while True:

@@ -686,7 +686,7 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
         category = row_category(aligned.original, aligned.replay, divergence)
         if category == MISSING and row in getattr(self._diff, "pending", ()):
             category = EQUAL  # watch mode: the replay has not got there yet, nothing is missing
-        layout = column_layout(width, len(self._diff.rows))
+        layout = column_layout(width, self._diff.rows_expected)
 
         line = st["base"]
         if category != EQUAL:

@@ -62,9 +62,19 @@ class StatusBar(Static):
         full = self.get_component_rich_style(f"status-bar--{name}")
         return Style(color=full.color, bold=full.bold, italic=full.italic)
 
+    _progress = 0.0
+
+    def set_progress(self, fraction: float) -> None:
+        """How much of the original the load worker has read (0..1): shown while the first rows of a big
+        pair are (``TraceDiff.partial``)."""
+        self._progress = fraction
+        if self._diff is not None and self._diff.partial:
+            self.show_diff(self._diff)
+
     def show_loading(self, original: str, replay: str) -> None:
         """Loading state: names both files."""
         self._diff = None
+        self._progress = 0.0
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("loading ", self._style("muted"))
         text.append(visible(os.path.basename(original)), self._style("file"))
@@ -139,9 +149,8 @@ class StatusBar(Static):
             first = diff.first
             text.append(f"first divergence: row {first.row} {first.type.value}", self._style("divergent"))
             text.append(SEP, muted)
-            share = getattr(diff, "share_read", None)
-            text.append("reading the rest of the pair…" + (f" ({share:.0%} read)" if share is not None else ""),
-                        self._style("warning"))
+            done = self._progress
+            text.append("reading the rest of the pair…" + (f" {done:.0%}" if done > 0 else ""), self._style("warning"))
             text.append(SEP, muted)
             for n, trace in enumerate((diff.original, diff.replay)):
                 if n:
