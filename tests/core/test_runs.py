@@ -11,6 +11,7 @@ from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
 from tracetui.core.summary import summarize
 
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data" / "otlp"
 TWO = DATA / "collector_two_traces.jsonl"
 FIRST, SECOND = "4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"
@@ -89,3 +90,17 @@ def test_a_picked_run_reports_its_own_issues_not_the_other_runs() -> None:
     assert not any("task-33" in i.message for i in read_trace(f"{path}#task-1-trial-0").issues)
     assert any("task-33-trial-0" in i.message for i in read_trace(f"{path}#task-33-trial-0").issues)
     assert sum("not graded" in i.message for i in read_runs(path).issues) == 5
+
+
+def test_a_header_written_twice_at_the_top_shows_the_run_with_spans(tmp_path: Path) -> None:
+    """The header twice, then the spans (a writer restarted before its first span): with no run asked for, the
+    run shown is the one with spans, not the empty first one (every row would be a missing span); the file
+    still says it holds two runs."""
+    lines = (ROOT / "sample_runs" / "scheduling" / "original.jsonl").read_bytes().splitlines()
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(b"\n".join([lines[0], *lines]) + b"\n")
+    whole = read_trace(str(ROOT / "sample_runs" / "scheduling" / "original.jsonl"))
+    got = read_trace(str(path))
+    assert [s.span_id for s in got.spans] == [s.span_id for s in whole.spans]
+    assert len(got.trace_ids) == 2
+    assert any("another header line" in i.message for i in got.issues)

@@ -444,7 +444,8 @@ def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None, *, in
     if not runs:
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
     ids = [r.trace_id for r in runs if r.trace_id is not None]
-    run = runs[0] if trace_id is None else _select(runs, p, trace_id)
+    # No run asked for: the first with spans (a header written twice at the top makes an empty first run).
+    run = next((r for r in runs if r.spans), runs[0]) if trace_id is None else _select(runs, p, trace_id)
     return _finish(reader, run, p, ids, out.issues, named=len(runs) > 1, indexed=indexed)
 
 
