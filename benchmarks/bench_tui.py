@@ -86,6 +86,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
         """A frame handed to the terminal, and what it showed."""
 
         t: float
+        cpu: float  # CPU seconds of this process (all its threads) when the frame was handed over
         loaded: bool
         whole: bool  # the whole pair's diff (not the early first rows: core.early)
         cursor: int
@@ -104,7 +105,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
                     renderable.render_segments(self.console)
                 if screen is self.screen_stack[0]:
                     view = screen.query_one(AlignedView)
-                    self.frames.append(Frame(time.perf_counter(), self.diff is not None,
+                    self.frames.append(Frame(time.perf_counter(), time.process_time(), self.diff is not None,
                                              self.diff is not None and not self.diff.partial, view.cursor_row,
                                              int(view.scroll_offset.y), view.scrollable_content_region.height))
             super()._display(screen, renderable)
@@ -130,6 +131,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
         app.frames = []
         app.console.file = devnull
         start = time.perf_counter()
+        cpu_start = time.process_time()
         async with app.run_test(size=SIZE) as pilot:
             view = app.query_one(AlignedView)
             deadline = start + WAIT
@@ -159,6 +161,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
             out["first_frame_cold"] = first_frame.t - launched
             out["first_divergence"] = first_div.t - start
             out["first_divergence_cold"] = first_div.t - launched
+            out["first_divergence_cpu"] = first_div.cpu - cpu_start
             out["first_divergence_early"] = first_div.loaded and not first_div.whole
             whole = next((f for f in app.frames if f.whole), None)
             out["whole"] = (whole.t if whole is not None else time.perf_counter()) - start
@@ -307,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{verdict(fd < FIRST_DIVERGENCE_BUDGET)}")
     print(f"  first divergence on screen (launch)   {fdc:7.3f} s   budget < {FIRST_DIVERGENCE_BUDGET} s: "
           f"{verdict(fdc < FIRST_DIVERGENCE_BUDGET)}")
+    print(f"  ... CPU of the app process till then  {med('first_divergence_cpu'):7.3f} s   (all its threads; "
+          f"wall minus CPU: waiting for the loader child, or for a core)")
     early = sum(1 for r in runs if r["first_divergence_early"])
     print(f"  ... shown from the early rows         {early:7d} of {len(runs)} runs (core.early; else from the whole pair)")
     print(f"  whole pair on screen (app)            {med('whole'):7.3f} s   (every row, n/p to the end, search, filters)")
