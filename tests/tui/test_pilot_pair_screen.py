@@ -202,3 +202,25 @@ def test_line_range_follows_the_compare_path_spelling() -> None:
     assert pretty.line_range(relative_path("tool.output.c", "tool.output") or []) == (len(pretty.lines) - 2,
                                                                                        len(pretty.lines) - 1)
     assert pretty.line_range(["missing"]) is None
+
+
+async def test_stepping_past_the_ends_says_so(scheduling: tuple[str, str]) -> None:
+    """p on the first divergent row and n on the last: a bell and a notice saying there is none that way
+    (a held-out tester pressed p and saw nothing happen)."""
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PairScreen) and app.diff is not None
+        first = min(app.diff.divergent_rows)
+        screen._show_row(first)
+        await pilot.press("p")
+        await pilot.pause()
+        assert screen.row == first
+        assert [n.message for n in app._notifications if n.title == "divergences"] == ["no divergence above this row"]
+        screen._show_row(max(app.diff.divergent_rows))
+        await pilot.press("n")
+        await pilot.pause()
+        assert [n.message for n in app._notifications if n.title == "divergences"] == ["no divergence below this row"]

@@ -573,6 +573,11 @@ class PairScreen(Screen[int]):
                 still("Later divergences are shown")
                 return
             self.app.bell()
+            from tracetui.tui.notices import notify_replacing
+
+            where = "below" if direction > 0 else "above"
+            notify_replacing(self.app, f"no divergence {where} this row" if self._divergent else
+                             "no divergence: the runs agree", title="divergences")
             return
         self._show_row(target)
 

@@ -200,7 +200,7 @@ class FindingMixin:
 
     def action_expand_all(self) -> None:
         """Expand every collapsed subtree."""
-        if self._diff is None:
+        if self._diff is None or self._still_reading("Folds work"):
             return
         if not self._folds:
             self._say(f"nothing collapsed ({self.filter_summary})", "fold")
