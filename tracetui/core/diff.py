@@ -12,7 +12,7 @@ import gc
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
-from typing import Sequence
+from typing import Callable, Container, Sequence
 
 from tracetui.core.align import AlignedRow, align_with_same_keys
 from tracetui.core.compare import (
@@ -119,7 +119,8 @@ class TraceDiff:
         return False
 
 
-def diff_traces(original: Trace, replay: Trace, *, original_side: object = None) -> TraceDiff:
+def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
+                not_compared: Callable[[list[AlignedRow]], Container[int]] | None = None) -> TraceDiff:
     """Align two runs and find every divergence.
 
     Args:
@@ -127,6 +128,8 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None)
         replay: The run to compare against it.
         original_side: ``align.prepare(original.spans)`` kept from an earlier call, to diff the same
             original again without preparing it again (watch mode).
+        not_compared: Given the aligned rows, the row indices whose divergence is not wanted: they get
+            none (watch mode: rows the replay has not reached yet, shown as pending).
 
     Returns:
         The ``TraceDiff``. Unpaired tool/retrieval spans are ``unrecorded_call``
@@ -141,14 +144,15 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None)
     gc.disable()
     try:
         rows, same = align_with_same_keys(original.spans, replay.spans, original_side=original_side)
-        return _diff_rows(original, replay, rows, same)
+        return _diff_rows(original, replay, rows, same, not_compared(rows) if not_compared is not None else ())
     finally:
         promote_young_objects()  # the rows: long-lived, acyclic (see there)
         if gc_was:
             gc.enable()
 
 
-def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Sequence[bool] | None = None) -> TraceDiff:
+def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Sequence[bool] | None = None,
+               skip: Container[int] = ()) -> TraceDiff:
     """Compare the aligned rows of two traces (``diff_traces`` minus ``align``).
 
     ``same`` (from ``align_with_same_keys``) tells which pairs have equal span
@@ -160,6 +164,8 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
     ri = list(map(_REPLAY, rows))
     found: list[tuple[int, DivergenceType, tuple[FieldChange, ...]]] = []
     for n in screen_pairs(ospans, rspans, oi, ri, repeat(False) if same is None else same):
+        if skip and n in skip:
+            continue
         o, r = oi[n], ri[n]
         if o is not None and r is not None:
             dtype, fields = compare_pair(ospans[o], rspans[r], False if same is None else same[n])

@@ -341,7 +341,20 @@ class LiveDiff:
                        trace_id=_trace_id(snapshot.header), issues=issues)
         if self._side is None:
             self._side = prepare(self.original.spans)
-        d = diff_traces(self.original, replay, original_side=self._side)
+        ospans = self.original.spans
+
+        def not_compared(rows: list[Any]) -> set[int]:
+            """The rows ``_build`` shows without a divergence (pending, placeholders): not compared."""
+            skip = {k for k, row in enumerate(rows) if row.replay is not None and spans[row.replay].span_id in placeholders}
+            if not final:
+                reached = [ospans[row.original].seq for row in rows if row.original is not None and row.replay is not None
+                           and not spans[row.replay].attributes.get(PLACEHOLDER)]
+                frontier = max(reached) if reached else -1
+                skip.update(k for k, row in enumerate(rows) if row.replay is None and row.original is not None
+                            and ospans[row.original].seq > frontier)
+            return skip
+
+        d = diff_traces(self.original, replay, original_side=self._side, not_compared=not_compared)
         relaid = self._place(d)
         if relaid:
             self._skeleton()
