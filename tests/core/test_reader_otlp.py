@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import sys
 import time
@@ -585,14 +586,23 @@ def test_reading_grows_linearly_with_span_count(tmp_path: Path) -> None:
 
     reader = OtlpJsonReader()
     small, big = make(5_000), make(20_000)
-    t0 = time.process_time()
-    reader.read("small", small)
-    t1 = time.process_time()
-    out = reader.read("big", big)
-    t2 = time.process_time()
+
+    def best(data: bytes) -> tuple[float, Any]:
+        """The least CPU time of 3 reads (a collection or another process's burst inflates one read: CI once
+        saw 8.7x for 4x the spans), and the output."""
+        times, out = [], None
+        for _ in range(3):
+            gc.collect()
+            t = time.process_time()
+            out = reader.read("trace", data)
+            times.append(time.process_time() - t)
+        return min(times), out
+
+    t_small, _ = best(small)
+    t_big, out = best(big)
     assert len(out.runs[0].spans) == 20_000 and out.issues == []
-    assert t2 - t1 < 10.0
-    assert (t2 - t1) < 8 * max(t1 - t0, 0.05)
+    assert t_big < 10.0
+    assert t_big < 8 * max(t_small, 0.05)  # linear: ~4x; quadratic would be ~16x
 
 
 # --- robustness ------------------------------------------------------------------------------
