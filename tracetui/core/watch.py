@@ -342,24 +342,27 @@ class LiveDiff:
         if self._side is None:
             self._side = prepare(self.original.spans)
         ospans = self.original.spans
+        unshown: tuple[set[int], set[int]] = (set(), set())  # rows of the diff: pending, placeholders
 
         def not_compared(rows: list[Any]) -> set[int]:
-            """The rows ``_build`` shows without a divergence (pending, placeholders): not compared."""
-            skip = {k for k, row in enumerate(rows) if row.replay is not None and spans[row.replay].span_id in placeholders}
+            """The rows shown without a divergence: not compared. Pending: an original span the replay
+            has not reached (its seq above the last one paired); placeholder: a parent not written yet."""
+            pending, ph = unshown
+            ph.update(k for k, row in enumerate(rows) if row.replay is not None and spans[row.replay].span_id in placeholders)
             if not final:
                 reached = [ospans[row.original].seq for row in rows if row.original is not None and row.replay is not None
                            and not spans[row.replay].attributes.get(PLACEHOLDER)]
                 frontier = max(reached) if reached else -1
-                skip.update(k for k, row in enumerate(rows) if row.replay is None and row.original is not None
-                            and ospans[row.original].seq > frontier)
-            return skip
+                pending.update(k for k, row in enumerate(rows) if row.replay is None and row.original is not None
+                               and ospans[row.original].seq > frontier)
+            return pending | ph
 
         d = diff_traces(self.original, replay, original_side=self._side, not_compared=not_compared)
         relaid = self._place(d)
         if relaid:
             self._skeleton()
             self._place(d)
-        return self._build(d, placeholders, final, relaid)
+        return self._build(d, unshown, final, relaid)
 
     def _with_placeholders(self, spans: list[Span]) -> tuple[list[Span], set[str]]:
         ids = {s.span_id for s in spans}
@@ -437,7 +440,7 @@ class LiveDiff:
         self._assign = assign
         return False
 
-    def _build(self, d: TraceDiff, placeholders: set[str], final: bool, relaid: bool) -> LiveTraceDiff:
+    def _build(self, d: TraceDiff, unshown: tuple[set[int], set[int]], final: bool, relaid: bool) -> LiveTraceDiff:
         from tracetui.core.align import AlignedRow
 
         assign = self._assign
@@ -445,23 +448,12 @@ class LiveDiff:
         rows: list[AlignedRow] = [AlignedRow(o, None, dep) for o, dep in zip(self._slots_o, self._depth, strict=True)]
         for k, row in enumerate(d.rows):
             rows[assign[k]] = AlignedRow(row.original, row.replay, row.depth)
-        rspans, ospans = d.replay.spans, self.original.spans
-        ph_rows = frozenset(s for s, row in enumerate(rows)
-                            if row.replay is not None and rspans[row.replay].span_id in placeholders)
-        pending: set[int] = set()
-        if not final:
-            reached = [ospans[row.original].seq for row in rows
-                       if row.original is not None and row.replay is not None
-                       and not (rspans[row.replay].attributes.get(PLACEHOLDER))]
-            frontier = max(reached) if reached else -1
-            pending = {s for s, row in enumerate(rows)
-                       if row.replay is None and row.original is not None and ospans[row.original].seq > frontier}
+        pending = {assign[k] for k in unshown[0]}  # (every row of d has a slot: _place)
+        ph_rows = frozenset(assign[k] for k in unshown[1])
         row_divergence: list[Divergence | None] = [None] * n
         divergences: list[Divergence] = []
-        for div in d.divergences:
+        for div in d.divergences:  # none for the pending and placeholder rows: not compared
             s = assign[div.row]
-            if s in pending or s in ph_rows:
-                continue
             moved = replace(div, row=s) if s != div.row else div
             row_divergence[s] = moved
             divergences.append(moved)

@@ -151,15 +151,7 @@ class StatusBar(Static):
             text.append(SEP, muted)
             done = self._progress
             text.append("reading the rest of the pair…" + (f" {done:.0%}" if done > 0 else ""), self._style("warning"))
-            text.append(SEP, muted)
-            for n, trace in enumerate((diff.original, diff.replay)):
-                if n:
-                    text.append(" ⟷ ", muted)
-                text.append(visible(os.path.basename(trace.path)), self._style("file"))
-            self._base = text
-            self.show_row(self._row)
-            return
-        if count:
+        elif count:
             text.append(_plural(count, "divergence"), self._style("divergent"))
             first = diff.first
             if first is not None:
@@ -178,7 +170,8 @@ class StatusBar(Static):
             if n:
                 text.append(" ⟷ ", muted)
             text.append(visible(os.path.basename(trace.path)), self._style("file"))
-            text.append(f" {_plural(len(trace.spans), 'span')}", muted)
+            if not diff.partial:  # (the spans read so far are not the trace's)
+                text.append(f" {_plural(len(trace.spans), 'span')}", muted)
         self._base = text
         self.show_row(self._row)
 
