@@ -87,3 +87,18 @@ def write_pair(tmp_path: Path, build: Callable[[Any, str], object]) -> tuple[str
         write_trace(str(path), t.trace())
         paths.append(str(path))
     return paths[0], paths[1]
+
+
+def generated_pair(folder: Path, n: int, edits: int, seed: int) -> tuple[Path, Path]:
+    """A synthetic original of ``n`` spans and a replay of it with ``edits`` edits, written in ``folder``
+    by the benchmarks' generator (``benchmarks/bench_diff.ensure_data``; kept if already there)."""
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    sys.path.insert(0, root)
+    try:
+        from benchmarks.bench_diff import ensure_data
+    finally:
+        sys.path.remove(root)
+    orig, replays = ensure_data(folder, n, [edits], seed)
+    return orig, replays[edits]

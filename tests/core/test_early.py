@@ -7,14 +7,13 @@ give None (the caller then waits for the whole diff).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from tests.builders import TraceBuilder, write_pair
+from tests.builders import TraceBuilder, generated_pair, write_pair
 from tracetui.core import early
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.early import EarlyTraceDiff, agrees, early_diff
@@ -24,14 +23,7 @@ from tracetui.core.readers import native_index, read_pair, read_replay, read_tra
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _generated(tmp_path: Path, n: int, edits: int, seed: int) -> tuple[Path, Path]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks.bench_diff import ensure_data
-    finally:
-        sys.path.remove(str(ROOT))
-    orig, replays = ensure_data(tmp_path, n, [edits], seed)
-    return orig, replays[edits]
+_generated = generated_pair
 
 
 def _early(original: Path | str, replay: Path | str, *, stream: bool, **kw: Any) -> EarlyTraceDiff | None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from tests.builders import generated_pair
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.errors import ReadError, SourceChanged, TraceNotFound
 from tracetui.core.lazyspan import LazySpan
@@ -87,13 +87,7 @@ def test_same_diff_as_read_trace_on_every_test_file(original: Path, replay: Path
 
 
 def _bench_pair(tmp_path: Path, n: int, edits: int) -> tuple[Path, Path]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks.bench_diff import ensure_data
-    finally:
-        sys.path.remove(str(ROOT))
-    orig, replays = ensure_data(tmp_path, n, [edits], 3)
-    return orig, replays[edits]
+    return generated_pair(tmp_path, n, edits, 3)
 
 
 @pytest.mark.parametrize("edits", [10, 300])

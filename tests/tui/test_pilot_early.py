@@ -7,7 +7,6 @@ early state can be looked at; the tests then let it finish.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import generated_pair
 from tests.tui.helpers import wait_loaded, widget_text
 from tracetui.core.diff import diff_traces
 from tracetui.core.readers import native_index, read_replay, read_trace
@@ -24,17 +24,9 @@ from tracetui.tui.screens.pair_screen import PairScreen
 from tracetui.tui.widgets.aligned_view import AlignedView
 from tracetui.tui.widgets.status_bar import StatusBar
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 def _generated(tmp_path: Path, n: int = 3000, edits: int = 10, seed: int = 3) -> tuple[str, str]:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks.bench_diff import ensure_data
-    finally:
-        sys.path.remove(str(ROOT))
-    orig, replays = ensure_data(tmp_path, n, [edits], seed)
-    return str(orig), str(replays[edits])
+    orig, rep = generated_pair(tmp_path, n, edits, seed)
+    return str(orig), str(rep)
 
 
 @pytest.fixture

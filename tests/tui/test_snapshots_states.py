@@ -75,17 +75,12 @@ def test_early_first_divergence(snap_compare: Any, tmp_path: Any, monkeypatch: p
     """A big pair (here a generated one, the index loader forced on) before it is read whole: the first
     divergence shown from the rows read so far, "reading…" over the columns, the status line saying how much
     is read. The whole read of the original is held until the picture is taken."""
-    import sys
     import threading
 
+    from tests.builders import generated_pair
     from tracetui.core.readers import native_index
 
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks.bench_diff import ensure_data
-    finally:
-        sys.path.remove(str(ROOT))
-    orig, replays = ensure_data(tmp_path, 3000, [10], 3)
+    orig, rep = generated_pair(tmp_path, 3000, 10, 3)
     monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)
     go = threading.Event()
     real = native_index.parse_indexed
@@ -96,7 +91,7 @@ def test_early_first_divergence(snap_compare: Any, tmp_path: Any, monkeypatch: p
         return real(src, known, progress)
 
     monkeypatch.setattr(native_index, "parse_indexed", held)
-    app = TraceTuiApp(str(orig), str(replays[10]))
+    app = TraceTuiApp(str(orig), str(rep))
 
     async def run_before(pilot: Any) -> None:
         for _ in range(1000):
