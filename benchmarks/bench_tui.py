@@ -69,8 +69,15 @@ WAIT = 600.0  # seconds before a run is given up (the 1M load is long)
 # -- the measured process ----------------------------------------------------------
 
 
-def child(original: str, replay: str, launched: float) -> dict[str, Any]:
-    """Open the pair in the headless app once; return the figures (seconds, bytes)."""
+def child(original: str, replay: str, launched: float, prefetch: bool = True) -> dict[str, Any]:
+    """Open the pair in the headless app once; return the figures (seconds, bytes). With ``prefetch``
+    the read starts before Textual is imported, as ``tracetui ORIGINAL REPLAY`` starts it
+    (``core.pairread.PairRead``), and the app takes it over."""
+    prefetched = None
+    if prefetch:
+        from tracetui.core.pairread import PairRead
+
+        prefetched = PairRead(original, replay)
     import asyncio
 
     from textual import events
@@ -127,7 +134,7 @@ def child(original: str, replay: str, launched: float) -> dict[str, Any]:
             gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
 
     async def run() -> None:
-        app = BenchApp(original, replay)
+        app = BenchApp(original, replay, prefetched=prefetched)
         app.frames = []
         app.console.file = devnull
         start = time.perf_counter()
@@ -253,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_data", help="where synthetic files go")
     ap.add_argument("--mem-limit-gb", type=float, default=None,
                     help="address-space limit of each measured process (guards a shared machine at 1M)")
+    ap.add_argument("--no-prefetch", action="store_true",
+                    help="start the read when the app mounts, not before Textual is imported as the CLI does")
     ap.add_argument("--child", nargs=3, metavar=("ORIGINAL", "REPLAY", "LAUNCHED"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -261,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             limit = int(args.mem_limit_gb * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         original, replay, launched = args.child
-        print(json.dumps(child(original, replay, float(launched))))
+        print(json.dumps(child(original, replay, float(launched), prefetch=not args.no_prefetch)))
         return 0
 
     orig, rep = build(args.data, args.spans, args.edits, args.seed)
@@ -278,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, str(Path(__file__).resolve())]
         if args.mem_limit_gb:
             cmd += ["--mem-limit-gb", str(args.mem_limit_gb)]
+        if args.no_prefetch:
+            cmd.append("--no-prefetch")
         launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
         proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
                               check=False, capture_output=True, text=True, timeout=WAIT + 120)
@@ -297,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
 
     last = runs[-1]
     print(f"rows {last['rows']}, divergent rows {last['divergences']}; terminal {SIZE[0]}x{SIZE[1]}; "
-          f"medians of {args.repeat} runs (one process each):")
+          f"medians of {args.repeat} runs (one process each); the read started "
+          f"{'at app start (--no-prefetch)' if args.no_prefetch else 'before Textual is imported, as the CLI does'}:")
     print(f"  import tracetui.tui (from launch)     {med('import'):7.3f} s")
     ff, ffc = med("first_frame"), med("first_frame_cold")
     loading = all(r["first_frame_loading"] for r in runs)

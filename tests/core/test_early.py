@@ -28,7 +28,7 @@ _generated = generated_pair
 
 def _early(original: Path | str, replay: Path | str, *, stream: bool, **kw: Any) -> EarlyTraceDiff | None:
     osrc, rsrc = PayloadFile(str(original)), PayloadFile(str(replay))
-    child = native_index.fork_parse(rsrc, prelude=early.scan_structure) if stream and native_index.can_fork() else None
+    child = early.start_stream(osrc, rsrc) if stream else None
     try:
         return early_diff(osrc, rsrc, stream=child, **kw)
     finally:
@@ -53,6 +53,13 @@ def _assert_same_start(got: EarlyTraceDiff, whole: TraceDiff) -> None:
     assert got.first is not None and whole.first is not None
     assert got.first.row == whole.first.row and got.first.order == whole.first.order
     assert all(type(s) is LazySpan for s in [*got.original.spans, *got.replay.spans])
+    for side in ("original", "replay"):  # the spans themselves (their data read from their byte range), line numbers too
+        early_spans, whole_spans = getattr(got, side).spans, getattr(whole, side).spans
+        for row, wrow in zip(got.rows, whole.rows):
+            i, j = getattr(row, side), getattr(wrow, side)
+            if i is not None:
+                a, b = early_spans[i], whole_spans[j]
+                assert a == b and a.line == b.line, (side, a.line, b.line)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["here", "child"])
@@ -209,6 +216,54 @@ def test_what_it_cannot_prove_gives_none(tmp_path: Path, damage: str) -> None:
         assert _early(orig, rep, stream=True, max_share=1.0) is None
     if damage != "no-header":  # (a file without it is not recognised as tracetui/1 at all)
         read_pair(str(orig), str(rep), index_min_bytes=0)  # loads (with its issues), no exception
+
+
+def _split_at_line(monkeypatch: pytest.MonkeyPatch, data: bytes, k: int) -> None:
+    """Make ``start_stream`` split the original's scan where line ``k`` (0-based) starts."""
+    start = sum(len(line) + 1 for line in data.split(b"\n")[:k])
+    monkeypatch.setattr(early, "SPLIT", (start - 1) / len(data))
+
+
+@pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
+@pytest.mark.parametrize("share", [0.0, 0.5, 0.8, 1.0])
+def test_the_original_scan_split_with_the_child_gives_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    share: float) -> None:
+    """With a child, the original's scan is split (``SPLIT``: here the first part, the rest in the child,
+    joined); wherever the cut falls, the early rows are the whole diff's first rows."""
+    orig, rep = _generated(tmp_path, 2000, 10, 3)
+    monkeypatch.setattr(early, "SPLIT", share)
+    got = _early(orig, rep, stream=True, max_share=1.0)
+    assert got is not None
+    _assert_same_start(got, _whole(orig, rep))
+
+
+@pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
+@pytest.mark.parametrize("damage", ["duplicate-of-first-part", "seq-down", "parent-later", "not-a-span-head", "none"])
+def test_the_part_scanned_in_the_child_is_checked_as_one_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              damage: str) -> None:
+    """A line just after the cut that one scan would refuse (a duplicate id of a line before the cut, seq
+    going down across it, a parent later in the file, a line off the writer's head): no early answer.
+    Undamaged, the same cut gives the whole diff's first rows."""
+    lines, rep = _lines(tmp_path)
+    k = len(lines) // 2
+    if damage == "duplicate-of-first-part":
+        lines[k] = _edit_span(lines[k], span_id=orjson.loads(lines[3])["span_id"])
+    elif damage == "seq-down":
+        lines[k] = _edit_span(lines[k], seq=1)
+    elif damage == "parent-later":
+        lines[k] = _edit_span(lines[k], parent_id=orjson.loads(lines[k + 5])["span_id"])
+    elif damage == "not-a-span-head":
+        lines[k] = b'{"parent_id":null,' + lines[k][1:].replace(b'"parent_id":null,', b"", 1)
+    orig = _write(tmp_path / "damaged.jsonl", lines)
+    _split_at_line(monkeypatch, orig.read_bytes(), k)
+    assert early._cut(PayloadFile(str(orig)), early.SPLIT) == sum(len(x) + 1 for x in lines[:k])
+    got = _early(orig, rep, stream=True, max_share=1.0)
+    if damage == "none":
+        assert got is not None
+        _assert_same_start(got, _whole(orig, rep))
+    else:
+        assert got is None
+        assert _early(orig, rep, stream=False, max_share=1.0) is None  # one scan here refuses it too
 
 
 def test_a_damaged_line_the_walk_never_reads_leaves_the_answer_right(tmp_path: Path) -> None:

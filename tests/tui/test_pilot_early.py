@@ -227,3 +227,50 @@ async def test_quitting_while_the_pair_is_read_stops_the_read(tmp_path: Path, mo
         await pilot.press("q")
     assert time.monotonic() - started < 5
     assert app.diff is None or app.diff.partial
+    stopped = len(reads)
+    await asyncio.sleep(0.5)
+    assert len(reads) <= stopped + 1  # the read itself stopped (at most the report under way ends)
+
+
+async def test_a_read_started_before_the_app_is_taken_over(tmp_path: Path, held: threading.Event) -> None:
+    """The CLI starts the read before importing the TUI (``PairRead``); the app shows that read's early rows and
+    whole diff instead of reading the pair again. A prefetched read of another pair is cancelled, not shown."""
+    from tracetui.core.pairread import PairRead
+
+    original, replay = _generated(tmp_path)
+    whole = diff_traces(read_trace(original), read_replay(replay))
+    started: list[str] = []
+    real_init = PairRead.__init__
+
+    def counting(self: Any, *a: Any, **kw: Any) -> None:
+        started.append(str(a[1]))
+        real_init(self, *a, **kw)
+
+    prefetched = PairRead(original, replay)
+    other = PairRead(original, original)  # another pair: not the app's
+    PairRead.__init__ = counting  # type: ignore[method-assign]
+    try:
+        app = TraceTuiApp(original, replay, prefetched=prefetched)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await _until(pilot, lambda: app.diff is not None)
+            assert app.diff is not None and app.diff.partial and app.diff.first is not None
+            assert app.diff.first.row == whole.first.row  # type: ignore[union-attr]
+            held.set()
+            await wait_loaded(pilot)
+            await _until(pilot, lambda: app.diff is not None and not app.diff.partial)
+            assert len(app.diff.rows) == len(whole.rows)
+        assert started == []  # no second read
+        app2 = TraceTuiApp(original, replay, prefetched=other)
+        async with app2.run_test(size=(120, 30)) as pilot:
+            await _until(pilot, lambda: app2.diff is not None and not app2.diff.partial)
+            assert len(app2.diff.rows) == len(whole.rows)  # the app's pair, not the prefetched one
+        assert started == [replay]
+        for _ in range(200):
+            if other.finished:
+                break
+            await asyncio.sleep(0.05)
+        assert other.finished
+        kinds = [other.next_event(0)[0] for _ in range(4)]  # what is left: a progress, an early, then the end
+        assert kinds[-1] in ("cancelled", "done")
+    finally:
+        PairRead.__init__ = real_init  # type: ignore[method-assign]

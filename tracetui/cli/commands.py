@@ -78,6 +78,13 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("tracetui: error: the view needs a terminal; in scripts and CI use `tracetui diff ORIGINAL REPLAY`", file=err)
         return 2
+    options = dict(original_format=args.input_format, replay_format=args.input_format, trace_id=args.trace_id,
+                   replay_trace_id=args.replay_trace_id)
+    prefetched = None
+    if not watch:  # the read starts now, while Textual is imported (~0.4 s); the app takes it over
+        from tracetui.core.pairread import PairRead
+
+        prefetched = PairRead(args.original, args.replay, **options)
     from tracetui.tui import TraceTuiApp
 
     app = TraceTuiApp(
@@ -89,6 +96,7 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
         replay_trace_id=args.replay_trace_id,
         watch=watch,
         config_path=getattr(args, "config", None),
+        prefetched=prefetched,
     )
     app.run()
     return int(app.return_code or 0)

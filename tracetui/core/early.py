@@ -47,7 +47,7 @@ import os
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import orjson
 
@@ -60,7 +60,7 @@ from tracetui.core.readers.base import RunSpans
 from tracetui.core.readers.native import _header, _span_fast
 from tracetui.core.readers.native_index import _recorder
 
-__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff", "scan_structure"]
+__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff", "scan_pair_tail", "scan_structure", "start_stream"]
 
 EARLY_MAX_SHARE = 0.5
 """Give up once this share of either file's spans has been parsed: the whole diff is then near."""
@@ -163,32 +163,32 @@ _SCAN_CHUNK = 1 << 20
 
 
 def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structure:
+    return _scan_head(src, tick)[0]
+
+
+def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
+               upto: int | None = None) -> tuple[Structure, dict[bytes, int], int, int]:
+    """The scan of the lines that start before byte ``upto`` (a line start; None: the whole file):
+    the structure, the span ids by index, the last seq and the number of lines read (``_join``)."""
     size = os.fstat(src.fd).st_size
     if size == 0 or src.read(size - 1, 1) != b"\n":
         raise _GiveUp("no newline at the end")
     f: Structure | None = None
     index: dict[bytes, int] = {}  # span id as written -> index
+    setdefault, get = index.setdefault, index.get
     match = _HEAD.match
     lineno, last_seq, n = 0, 0, 0
-    base = 0  # file offset of buf[0]
-    buf = b""
-    while base < size:
-        more = src.read(base + len(buf), max(_SCAN_CHUNK, len(buf)))
-        if not more:
-            raise _GiveUp("the file shrank while read")
-        buf += more
+    for buf, base, stop in _whole_lines(src, 0, size if upto is None else min(upto, size)):
         find = buf.find
-        pos, stop = 0, len(buf)
-        while True:
-            end = find(b"\n", pos)
-            if end < 0:
-                break
+        pos = 0
+        while pos < stop:
+            end = find(b"\n", pos, stop)
             lineno += 1
             if end == pos:
                 pos += 1
                 continue
             if f is None:  # the header
-                obj = orjson.loads(buf[pos:end])
+                obj = orjson.loads(bytes(buf[pos:end]))
                 if type(obj) is not dict or "schema" not in obj or "span_id" in obj:
                     raise _GiveUp("no header")
                 run = RunSpans(trace_id=None)
@@ -203,12 +203,12 @@ def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structu
                 raise _GiveUp(f"line {lineno}: not the writer's span head")
             sid, parent, seq_b = m.group(1, 2, 3)
             seq = int(seq_b)
-            if seq < last_seq or index.setdefault(sid, n) != n:
+            if seq < last_seq or setdefault(sid, n) != n:
                 raise _GiveUp(f"line {lineno}: seq going down or a duplicate id")
             if parent is None:
                 append_parent(-1)
             else:
-                p = index.get(parent, n)
+                p = get(parent, n)
                 if p == n:
                     raise _GiveUp(f"line {lineno}: parent not earlier")
                 append_parent(p)
@@ -220,11 +220,167 @@ def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structu
             pos = end + 1
             if tick is not None and not n & 8191:
                 tick()
-        base += pos
-        buf = buf[pos:stop]  # the start of a line, continued by the next read
     if f is None:
         raise _GiveUp("no header")
+    return f, index, last_seq, lineno
+
+
+_preadv = getattr(os, "preadv", None)
+
+
+def _whole_lines(src: PayloadFile, start: int, end: int) -> Iterator[tuple[bytearray, int, int]]:
+    """The bytes ``start..end`` of a file (``start`` and ``end`` line starts, or ``end`` its size) as
+    successive ``(buf, base, n)``: ``buf[:n]`` is whole lines, each ending with ``\n``, at file offset
+    ``base``. One reused buffer (a bytearray read into with ``preadv``: no 1 MiB object made and
+    freed a read, measured ~15% of a cold scan); grown for a line longer than it. The buffer changes
+    at the next step: keep copies, not views."""
+    buf = bytearray(_SCAN_CHUNK)
+    have, base = 0, start
+    while base + have < end:
+        if have == len(buf):
+            buf.extend(bytes(len(buf)))
+        want = min(len(buf), end - base) - have
+        if _preadv is not None:
+            with memoryview(buf) as mv:
+                got = _preadv(src.fd, [mv[have:have + want]], base + have)
+        else:  # no preadv (some platforms): read, then copy in
+            more = src.read(base + have, want)
+            got = len(more)
+            buf[have:have + got] = more
+        if got <= 0:
+            raise _GiveUp("the file shrank while read")
+        have += got
+        cut = buf.rfind(b"\n", 0, have) + 1
+        if cut == 0:
+            continue  # a line longer than the buffer so far
+        yield buf, base, cut
+        rest = have - cut
+        buf[:rest] = buf[cut:have]  # the start of a line, continued by the next read
+        base, have = base + cut, rest
+    if have:
+        raise _GiveUp("no newline at the end")
+
+
+SPLIT = 0.8
+"""``start_stream``: the share of the original's bytes scanned in this process; the child scans the
+rest after the replay (``_scan_tail``), so both are done at about the same time (this process also
+starts the TUI meanwhile)."""
+
+PREFETCH_SPLIT = 0.3
+"""``SPLIT`` when the child is started ahead (``readers.start_pair``, before the TUI is imported): it
+has scanned the replay by the time the caller starts, so it takes most of the original too."""
+
+
+def _cut(src: PayloadFile, share: float) -> int:
+    """The start of the first line at or after ``share`` of the file's bytes (the file's size if none):
+    where the original's scan is split between this process and the child. Both compute it alike."""
+    size = os.fstat(src.fd).st_size
+    at = int(size * share)
+    while at < size:
+        chunk = src.read(at, 1 << 16)
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return at + nl + 1
+        at += len(chunk)
+    return size
+
+
+@dataclass(slots=True)
+class _Tail:
+    """The child's scan of the original from ``start`` (a line start) to its end: each span line's
+    byte range, line number counted from ``start`` (1: the line at ``start``), ``span_id``,
+    ``parent_id`` (None: a root) and ``seq``, as written; ``_join`` checks them as ``_scan`` would."""
+
+    start: int
+    offsets: array = field(default_factory=lambda: array("q"))
+    lengths: array = field(default_factory=lambda: array("q"))
+    linenos: array = field(default_factory=lambda: array("q"))
+    ids: list[bytes] = field(default_factory=list)
+    parents: list[bytes | None] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+
+
+def _scan_tail(src: PayloadFile, start: int) -> _Tail | None:
+    """The heads of the span lines from byte ``start`` to the end (``_Tail``); None when a line is
+    not the writer's span head (or on any error). Runs in the child (``start_stream``)."""
+    try:
+        t = _Tail(start)
+        match = _HEAD.match
+        add_off, add_len, add_line = t.offsets.append, t.lengths.append, t.linenos.append
+        add_id, add_parent, add_seq = t.ids.append, t.parents.append, t.seqs.append
+        lineno = 0
+        for buf, base, stop in _whole_lines(src, start, os.fstat(src.fd).st_size):
+            find = buf.find
+            pos = 0
+            while pos < stop:
+                end = find(b"\n", pos, stop)
+                lineno += 1
+                if end > pos:
+                    m = match(buf, pos, end)
+                    if m is None:
+                        return None
+                    sid, parent, seq_b = m.group(1, 2, 3)
+                    add_id(sid)
+                    add_parent(parent)
+                    add_seq(int(seq_b))
+                    add_off(base + pos)
+                    add_len(end - pos)
+                    add_line(lineno)
+                pos = end + 1
+        return t
+    except Exception:  # noqa: BLE001 - optional: the parent gives the early look up
+        return None
+
+
+def _join(head: tuple[Structure, dict[bytes, int], int, int], tail: _Tail) -> Structure:
+    """The whole file's structure: ``head`` (``_scan_head`` up to ``tail.start``) then ``tail``, checked
+    as one ``_scan`` checks every line (seq not going down, no duplicate id, parents earlier)."""
+    f, index, last_seq, lines = head
+    n = len(f.parents)
+    parents = f.parents
+    setdefault, get, add_parent = index.setdefault, index.get, parents.append
+    for sid, parent, seq in zip(tail.ids, tail.parents, tail.seqs):
+        if seq < last_seq or setdefault(sid, n) != n:
+            raise _GiveUp("seq going down or a duplicate id")
+        if parent is None:
+            add_parent(-1)
+        else:
+            p = get(parent, n)
+            if p == n:
+                raise _GiveUp("parent not earlier")
+            add_parent(p)
+        last_seq = seq
+        n += 1
+    f.offsets.extend(tail.offsets)
+    f.lengths.extend(tail.lengths)
+    f.linenos.extend(array("q", [x + lines for x in tail.linenos]))
     return f
+
+
+def scan_pair_tail(original: PayloadFile, replay: PayloadFile, cut: int) -> tuple[Structure | None, int, _Tail | None]:
+    """The prelude of ``start_stream``'s child: the replay's structure scan, then the original's from
+    byte ``cut`` (a line start) on (``_scan_tail``); ``cut`` is returned with them."""
+    fr = scan_structure(replay)
+    return fr, cut, (_scan_tail(original, cut) if fr is not None else None)
+
+
+def start_stream(original: PayloadFile, replay: PayloadFile, *, ahead: bool = False) -> Any:
+    """Start the child process that parses ``replay`` (``native_index.fork_parse``), its prelude the
+    replay's structure scan and the end of the original's (``scan_pair_tail``), for
+    ``early_diff(stream=)``; None when no process can be started. The original is cut at ``SPLIT``
+    of its bytes, or at ``PREFETCH_SPLIT`` when the child starts ``ahead`` of the caller
+    (``readers.start_pair``: before the TUI is imported); the cut is kept as ``early_cut``."""
+    from tracetui.core.readers import native_index as ni
+
+    if not ni.can_fork():
+        return None
+    cut = _cut(original, PREFETCH_SPLIT if ahead else SPLIT)
+    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, cut))
+    if child is not None:
+        child.early_cut = cut
+    return child
 
 
 class _Spans(dict):  # type: ignore[type-arg]
@@ -277,13 +433,16 @@ class _Streamed(_Spans):
     def __init__(self, st: Structure, src: PayloadFile, limit: int, stream: Any) -> None:
         super().__init__(st, src, limit)
         self.stream = stream
+        self._got: list[Span] = []  # the stream's list of the run's spans (it grows in place)
 
     def __missing__(self, i: int) -> Span:
         # Never waits: a span the child has not sent yet is parsed here. The two balance: while the
         # walk is ahead of the child it parses both sides (slower than the child), and falls behind.
-        got = self.stream.spans(0, i + 1, wait=False) if type(i) is int and i >= 0 else ()
-        if len(got) <= i:
-            return self._parse(i)
+        got = self._got
+        if len(got) <= i:  # take what arrived (the pipe is read only then: ~4 us a call)
+            got = self._got = self.stream.spans(0, i + 1, wait=False) if type(i) is int and i >= 0 else []
+            if len(got) <= i:
+                return self._parse(i)
         if len(self) >= self.limit:
             raise _GiveUp("too many spans read")
         span: Span = got[i]
@@ -315,9 +474,10 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
     Args:
         original, replay: The two files (tracetui/1, opened by ``native_index.indexable``).
         stream: The ``native_index.ForkedParse`` parsing ``replay`` in a child process, started
-            with ``prelude=scan_structure``: the replay's structure and spans are taken from it
-            as it sends them (the child scans and parses on the other core). None: both files
-            are scanned and parsed here.
+            by ``start_stream`` (its prelude: the replay's structure scan and the end of the
+            original's, ``scan_pair_tail``): the replay's structure and spans are taken from it as
+            it sends them (the child scans and parses on the other core). None: both files are
+            scanned and parsed here.
         context: Rows to walk after the row of the first divergence event.
         max_share: Give up after reading this share of either file's spans.
         known: Filled with the original's spans parsed here (``LazySpan``s, by line offset), found
@@ -344,9 +504,21 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
 
 def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_share: float,
            known: dict[int, Span] | None, tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
-    fo = _scan(osrc, tick)  # (scanning it in a second child was measured slower: 3 processes, 2 cores)
-    fr = stream.prelude() if stream is not None else scan_structure(rsrc)
-    if fo is None or type(fr) is not Structure:
+    if stream is None:
+        fo, fr = _scan(osrc, tick), scan_structure(rsrc)
+    else:
+        # The original's scan is split: its first SPLIT here, the rest in the child after the
+        # replay's, so that both processes are done at about the same time (docs/performance.md).
+        cut = getattr(stream, "early_cut", None)
+        if type(cut) is not int:
+            cut = _cut(osrc, SPLIT)
+        head = _scan_head(osrc, tick, upto=cut)
+        got = stream.prelude()
+        if type(got) is not tuple or len(got) != 3 or got[1] != cut or type(got[2]) is not _Tail:
+            return None
+        fr = got[0]
+        fo = _join(head, got[2])
+    if type(fr) is not Structure:
         return None
     lo, lr = (max(64, int(len(f.parents) * max_share)) for f in (fo, fr))
     so = _Spans(fo, osrc, lo)

@@ -38,6 +38,7 @@ from tracetui.tui.widgets.status_bar import StatusBar
 # label, promote, warnings).
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
+    from tracetui.core.pairread import PairRead
     from tracetui.core.labels import Label
     from tracetui.tui.screens.label_dialog import LabelOutcome
 
@@ -58,6 +59,8 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         config_path: The user config file (theme, keys; ``tui/config.py``); default ``$TRACETUI_CONFIG``, else
             ``$XDG_CONFIG_HOME/tracetui/config.toml``. A bad file is a warning; its good parts still apply.
         watch: Follow the replay while it is written (``tui/watching.py``, docs/watch.md).
+        prefetched: The pair's read, started before the app (``core.pairread.PairRead``; the CLI starts it
+            before importing Textual): the first load takes it if it reads the same pair, else cancels it.
     """
 
     CSS_PATH = "app.tcss"
@@ -112,8 +115,10 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         replay_trace_id: str | None = None,
         config_path: str | os.PathLike[str] | None = None,
         watch: bool = False,
+        prefetched: PairRead | None = None,
     ) -> None:
         super().__init__()
+        self.prefetched = prefetched
         self.watch_mode = watch
         """True for ``--watch``: the replay is followed while it is written."""
         self.original_path = os.fspath(original_path)

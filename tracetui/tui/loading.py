@@ -26,6 +26,7 @@ from tracetui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
+    from tracetui.core.pairread import PairRead
     from tracetui.core.model import Trace
 
 
@@ -47,53 +48,71 @@ class LoadingMixin:
         self.reloading = True
         self._load_worker(self._load_generation, early=self.diff is None)
 
+    prefetched: PairRead | None = None
+    """A read started before the app (``tracetui ORIGINAL REPLAY`` starts it before importing the TUI):
+    the first load takes it when it reads the same pair (``PairRead.matches``)."""
+
+    def _pair_read(self, early: bool) -> PairRead:
+        """The read for a load: the prefetched one when it matches (taken once), else a new one."""
+        from tracetui.core.pairread import PairRead
+
+        options = dict(original_format=self.original_format, replay_format=self.replay_format,
+                       trace_id=self.trace_id, replay_trace_id=self.replay_trace_id)
+        read, self.prefetched = self.prefetched, None
+        if read is not None and early and read.matches(self.original_path, self.replay_path, **options):
+            return read
+        if read is not None:
+            read.cancel()
+        return PairRead(self.original_path, self.replay_path, early=early, **options)
+
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_worker(self, generation: int, early: bool) -> None:
+        """Relay a ``PairRead``'s events as messages; a cancelled worker (the app quits, a newer read)
+        stops the read at its next progress report."""
         from textual.worker import get_current_worker
 
         worker = get_current_worker()
-        side, path = "original", self.original_path
-        last = [0.0]
-
-        def progress(fraction: float) -> None:
-            """Said at most 5 times a second; a cancelled worker (the app quits) stops the read here."""
+        read = self._pair_read(early)
+        last = 0.0
+        while True:
             if worker.is_cancelled:
-                raise _Cancelled
-            now = time.monotonic()
-            if now - last[0] >= 0.2:
-                last[0] = now
-                self.post_message(LoadProgress(fraction, generation))
+                read.cancel()
+                return
+            event = read.next_event(timeout=0.1)
+            if event is None:
+                continue
+            kind = event[0]
+            if kind == "early":
+                self.post_message(EarlyLoaded(event[1], generation))
+            elif kind == "progress":
+                now = time.monotonic()  # said at most 5 times a second
+                if now - last >= 0.2:
+                    last = now
+                    self.post_message(LoadProgress(event[1], generation))
+            elif kind == "done":
+                self.post_message(PairLoaded(event[1], generation))
+                return
+            elif kind == "failed":
+                self.post_message(self._load_failed(event[1], event[2], generation))
+                return
+            else:  # cancelled
+                return
 
-        def post_early(diff: TraceDiff) -> None:
-            self.post_message(EarlyLoaded(diff, generation))
-
-        try:
-            from tracetui.core.readers import read_pair
-
-            try:  # read_trace + read_replay, the two files at once (big tracetui/1 files: payloads read on demand)
-                original, replay = read_pair(path, self.replay_path, original_format=self.original_format,
-                                             replay_format=self.replay_format, trace_id=self.trace_id,
-                                             replay_trace_id=self.replay_trace_id,
-                                             early=post_early if early else None, progress=progress)
-            except Exception as exc:
-                if getattr(exc, "side", None) == "replay":  # read_pair names the file that failed
-                    side, path = "replay", self.replay_path
-                raise
+    def _load_failed(self, stage: str, exc: BaseException, generation: int) -> LoadFailed:
+        """The message for a failed read (``stage`` "read": ``exc.side`` names the file, as ``read_pair``
+        sets it) or diff."""
+        if stage == "diff":
             side, path = "diff", ""
-            from tracetui.core.diff import diff_traces
-
-            diff = diff_traces(original, replay)
-        except _Cancelled:
-            return
-        except ReadError as exc:
-            self.post_message(LoadFailed(side, exc.path, exc.reason, exc.line, exc.where, generation))
-        except (TracetuiError, ValueError, OSError) as exc:
-            self.post_message(LoadFailed(side, path, str(exc), generation=generation))
-        except Exception as exc:  # noqa: BLE001 - never let a bug become a traceback on screen
-            self.post_message(LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}",
-                                         generation=generation))
+        elif getattr(exc, "side", None) == "replay":
+            side, path = "replay", self.replay_path
         else:
-            self.post_message(PairLoaded(diff, generation))
+            side, path = "original", self.original_path
+        if isinstance(exc, ReadError):
+            return LoadFailed(side, exc.path, exc.reason, exc.line, exc.where, generation)
+        if isinstance(exc, (TracetuiError, ValueError, OSError)):
+            return LoadFailed(side, path, str(exc), generation=generation)
+        # never let a bug become a traceback on screen
+        return LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}", generation=generation)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if message.generation == self._load_generation and self.reloading:
@@ -236,10 +255,6 @@ class LoadingMixin:
         if self._frozen:
             gc.unfreeze()
             self._frozen = False
-
-
-class _Cancelled(Exception):
-    """The load worker was cancelled (the app quits): the read stops at the next progress report."""
 
 
 def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:

@@ -18,7 +18,7 @@ from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
-__all__ = ["READERS", "READER_NAMES", "all_readers", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_pair", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
+__all__ = ["READERS", "READER_NAMES", "all_readers", "PairStart", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_pair", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref", "start_pair"]
 
 def _readers() -> tuple[Reader, ...]:
     """Known readers, in sniffing order: most specific shape first, the generic
@@ -274,6 +274,7 @@ def read_pair(
     processes: bool = True,
     early: Callable[[Any], None] | None = None,
     progress: Callable[[float], None] | None = None,
+    started: PairStart | None = None,
 ) -> tuple[Trace, Trace]:
     """Read both runs of a pair: ``(read_trace(original, ...), read_replay(replay, ...))``, faster.
 
@@ -300,6 +301,9 @@ def read_pair(
             its bytes parsed (0..1; 0 while the early look runs). An exception it raises ends the
             read (it propagates; the child process is stopped): the TUI stops a read this way
             when it quits.
+        started: ``start_pair``'s result for the same arguments (files opened and the replay's
+            child started ahead, while the caller did something else); used when its arguments
+            are these, else stopped and ignored.
 
     Returns:
         ``(original, replay)``.
@@ -310,29 +314,33 @@ def read_pair(
     """
     from tracetui.core.readers import native_index as ni
 
-    least = ni.INDEX_MIN_BYTES if index_min_bytes is None else index_min_bytes
+    args = (os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id, replay_trace_id,
+            index_min_bytes, processes, early is not None)
     po, orun = split_run_ref(original)
     pr, rrun = split_run_ref(replay)
     osrc = rsrc = None
+    gc_held = False  # the collector disabled here (the early look), enabled again at the end
     child = None  # the replay parsed in a forked child; the original is parsed here meanwhile (both in
     # children measured slower: 7.0 against 5.9 s to the loaded pair, docs/performance.md)
     side = "original"
     try:
         if orun is not None and trace_id is not None and orun.lower() != trace_id.lower():
+            if started is not None:
+                started.cancel()
             raise ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
-        osrc = ni.indexable(po, original_format, least)
-        rsrc = ni.indexable(pr, replay_format, least)
-        early_diff = prelude = None
-        if early is not None and osrc is not None and rsrc is not None and orun is None and rrun is None \
-                and trace_id is None and replay_trace_id is None:
-            from tracetui.core import early as early_mod  # only here: readers do not need the diff
-
-            early_diff, prelude = early_mod.early_diff, early_mod.scan_structure
-        if osrc is not None and rsrc is not None and processes and ni.can_fork():
-            child = ni.fork_parse(rsrc, prelude=prelude)
+        if started is not None and started.args == args and started.opened:
+            osrc, rsrc, early_mod, child = started.osrc, started.rsrc, started.early_mod, started.child
+        else:
+            if started is not None:
+                started.cancel()
+            osrc, rsrc, early_mod, child = _open_pair(*args)
         known: dict[int, Any] = {}  # the original's spans the early look parsed: not parsed again
-        if early_diff is not None:
-            found = early_diff(osrc, rsrc, stream=child, known=known,  # type: ignore[arg-type]
+        if early_mod is not None:
+            # The collector stays off from the early look to the end of the read (a collection between
+            # the two, over every span parsed so far, took ~0.1 s before the early rows were shown).
+            gc_held = gc.isenabled()
+            gc.disable()
+            found = early_mod.early_diff(osrc, rsrc, stream=child, known=known,  # type: ignore[arg-type]
                                tick=(lambda: progress(0.0)) if progress is not None else None)
             if found is not None:
                 early(found)  # type: ignore[misc]
@@ -366,6 +374,84 @@ def read_pair(
         except AttributeError:
             pass
         raise
+    finally:
+        if gc_held:
+            gc.enable()
+
+
+@dataclass(slots=True)
+class PairStart:
+    """``read_pair``'s first step taken ahead (``start_pair``): both files opened for the index loader
+    and the replay's child process started. Pass it to ``read_pair(started=)`` with the same
+    arguments; ``cancel`` stops the child when it will not be used."""
+
+    args: tuple[Any, ...]
+    opened: bool = False
+    osrc: Any = None
+    rsrc: Any = None
+    early_mod: Any = None
+    child: Any = None
+
+    def cancel(self) -> None:
+        """Stop the child process, if one was started (idempotent)."""
+        child, self.child, self.opened = self.child, None, False
+        if child is not None:
+            child.cancel()
+
+
+def start_pair(
+    original: str | os.PathLike[str],
+    replay: str | os.PathLike[str],
+    *,
+    original_format: str | None = None,
+    replay_format: str | None = None,
+    trace_id: str | None = None,
+    replay_trace_id: str | None = None,
+    index_min_bytes: int | None = None,
+    processes: bool = True,
+    early: bool = True,
+) -> PairStart:
+    """Take ``read_pair``'s first step now, in this thread: open both files and start the child process
+    that parses the replay (forked here: call it before starting threads, as ``tracetui ORIGINAL REPLAY``
+    does before importing the TUI, and the child works while the caller goes on). Arguments as
+    ``read_pair``'s (``early``: whether an ``early`` callback will be passed). With an early look the
+    child also scans most of the original (``core.early.PREFETCH_SPLIT``): it starts ahead.
+
+    Never raises: a file that cannot be opened is left to ``read_pair``, which reports it.
+    """
+    args = (os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id, replay_trace_id,
+            index_min_bytes, processes, early)
+    start = PairStart(args)
+    try:
+        start.osrc, start.rsrc, start.early_mod, start.child = _open_pair(*args, ahead=True)
+        start.opened = True
+    except Exception:  # noqa: BLE001 - read_pair opens them again and reports
+        start.cancel()
+    return start
+
+
+def _open_pair(original: str, replay: str, original_format: str | None, replay_format: str | None,
+               trace_id: str | None, replay_trace_id: str | None, index_min_bytes: int | None,
+               processes: bool, early: bool, ahead: bool = False) -> tuple[Any, Any, Any, Any]:
+    """``(osrc, rsrc, early module or None, child or None)``: the files opened for the index loader (None:
+    not indexable), ``core.early`` when an early look applies, and the replay's child process."""
+    from tracetui.core.readers import native_index as ni
+
+    least = ni.INDEX_MIN_BYTES if index_min_bytes is None else index_min_bytes
+    po, orun = split_run_ref(original)
+    pr, rrun = split_run_ref(replay)
+    osrc = ni.indexable(po, original_format, least)
+    rsrc = ni.indexable(pr, replay_format, least)
+    early_mod = child = None
+    if early and osrc is not None and rsrc is not None and orun is None and rrun is None \
+            and trace_id is None and replay_trace_id is None:
+        from tracetui.core import early as early_mod  # only here: readers do not need the diff
+    if osrc is not None and rsrc is not None and processes and ni.can_fork():
+        if early_mod is not None:
+            child = early_mod.start_stream(osrc, rsrc, ahead=ahead)
+        else:
+            child = ni.fork_parse(rsrc)
+    return osrc, rsrc, early_mod, child
 
 
 def _indexed(parse: Callable[[Any], ReaderOutput], src: Any) -> ReaderOutput:

@@ -235,6 +235,8 @@ class ForkedParse:
                 os._exit(0)
         os.close(w)
         self.pid, self.fd = pid, r
+        self.early_cut: int | None = None
+        """Where ``core.early.start_stream`` split the original's structure scan (None: not started there)."""
         self.has_prelude = prelude is not None
         self._buf = bytearray()
         self._pos = 0

@@ -1,0 +1,138 @@
+"""Reading and diffing a pair in a background thread, its first step taken at once.
+
+``tracetui ORIGINAL REPLAY`` makes a ``PairRead`` before it imports the TUI (Textual and Rich take
+~0.5 s to import, ``benchmarks/bench_tui.py``): that opens both files and forks the child process
+that scans and parses the replay (``readers.start_pair``), which works on the other core while
+this process imports; the reading thread starts when the app mounts (``start``, or the first
+``next_event``), so the import and the first frame do not share the interpreter with it (a
+thread started before the import made the first frame 0.5 s later). The TUI's load worker uses
+this class for every read (``tui/loading.py``), so both paths report the same events and errors.
+
+Events, in order, from ``next_event``: ``("early", EarlyTraceDiff)`` (at most once; big pairs) and
+``("progress", fraction)`` (the share of the original read, 0..1, 0 during the early look; only the
+latest not yet taken is kept; an early event waiting is handed out first), then
+``("done", TraceDiff)`` or ``("failed", stage, exception)`` with stage ``"read"`` (the exception's
+``side`` attribute says which file, as ``read_pair`` sets it) or ``"diff"``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+__all__ = ["PairRead"]
+
+
+class _Cancelled(Exception):
+    """Raised in the read thread's progress hook once ``cancel`` was called: the read stops there."""
+
+
+class PairRead:
+    """``readers.read_pair`` then ``diff.diff_traces`` of a pair, in a daemon thread started at once.
+
+    Args:
+        original, replay: ``FILE`` or ``FILE#RUN`` (as ``read_pair``).
+        early: Ask for the early first divergence (``read_pair(early=)``).
+        **options: ``read_pair``'s other keyword arguments (formats, run ids).
+
+    ``matches`` tells whether it reads the pair a caller is about to read (the app adopts it only
+    then). Nothing here raises: a failure becomes the ``failed`` event.
+    """
+
+    def __init__(self, original: str | os.PathLike[str], replay: str | os.PathLike[str], *, early: bool = True,
+                 **options: Any) -> None:
+        from tracetui.core.readers import start_pair
+
+        self.original, self.replay = os.fspath(original), os.fspath(replay)
+        self.options = dict(options)
+        self._cond = threading.Condition()
+        self._early: Any = None  # the early diff until next_event hands it out
+        self._progress: float | None = None
+        self._end: tuple[Any, ...] | None = None
+        self._cancelled = False
+        self._started = start_pair(self.original, self.replay, early=early, **options)  # forks here
+        self._thread = threading.Thread(target=self._run, args=(early,), name="tracetui-pair-read", daemon=True)
+        self._lock = threading.Lock()
+        self._running = False
+
+    def start(self) -> None:
+        """Start the reading thread (once; ``next_event`` starts it too)."""
+        with self._lock:
+            if not self._running:
+                self._running = True
+                self._thread.start()
+
+    def matches(self, original: str | os.PathLike[str], replay: str | os.PathLike[str], **options: Any) -> bool:
+        """Whether this reads ``original`` and ``replay`` with the same options (None options ignored)."""
+        mine = {k: v for k, v in self.options.items() if v is not None}
+        theirs = {k: v for k, v in options.items() if v is not None}
+        return (self.original, self.replay, mine) == (os.fspath(original), os.fspath(replay), theirs)
+
+    def _run(self, early: bool) -> None:
+        from tracetui.core.readers import read_pair
+
+        stage = "read"
+        try:
+            original, replay = read_pair(self.original, self.replay, early=self._on_early if early else None,
+                                         progress=self._on_progress, started=self._started, **self.options)
+            stage = "diff"
+            from tracetui.core.diff import diff_traces
+
+            end: tuple[Any, ...] = ("done", diff_traces(original, replay))
+        except _Cancelled:
+            end = ("cancelled",)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which reports it
+            end = ("failed", stage, exc)
+        with self._cond:
+            self._end = end
+            self._cond.notify_all()
+
+    def _on_early(self, diff: Any) -> None:
+        with self._cond:
+            self._early = diff
+            self._cond.notify_all()
+
+    def _on_progress(self, fraction: float) -> None:
+        if self._cancelled:
+            raise _Cancelled
+        with self._cond:
+            self._progress = fraction
+            self._cond.notify_all()
+
+    def next_event(self, timeout: float | None = None) -> tuple[Any, ...] | None:
+        """The next event (module docstring), waiting up to ``timeout`` seconds (None: until one comes);
+        None when none came in time. After the last event (``done``, ``failed``, ``cancelled``) it is
+        returned again on every call."""
+        self.start()
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._early is not None or self._progress is not None
+                                       or self._end is not None, timeout):
+                return None
+            if self._early is not None:
+                got: tuple[Any, ...] = ("early", self._early)
+                self._early = None
+                return got
+            if self._progress is not None:
+                got = ("progress", self._progress)
+                self._progress = None
+                return got
+            assert self._end is not None
+            return self._end
+
+    def cancel(self) -> None:
+        """Stop the read at its next progress report (the child process is stopped by ``read_pair``), or
+        before it starts; ``next_event`` then ends with ``("cancelled",)``."""
+        self._cancelled = True
+        with self._lock:
+            if not self._running:  # never started: stop the child, end here
+                self._running = True
+                self._started.cancel()
+                with self._cond:
+                    self._end = ("cancelled",)
+                    self._cond.notify_all()
+
+    @property
+    def finished(self) -> bool:
+        """True once the read has ended (or was cancelled before it started)."""
+        return self._end is not None and not self._thread.is_alive()
