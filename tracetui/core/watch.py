@@ -25,8 +25,10 @@ replay-only span, appended as they arrive. Each update aligns the original with
 everything read so far (``diff_traces``: the alignment and comparison are the
 library's own, so the divergences are the batch diff's) and puts each aligned
 row in the slot of its original span, or of its replay span (by ``span_id``),
-or a new slot at the end. See docs/watch.md for the guarantees and where they
-end.
+or a new slot at the end. The update is incremental (``core.watch_incremental``:
+only what the new spans touch is aligned, compared and laid out again) and gives
+exactly what redoing it all gives (``_update_full``). See docs/watch.md for the
+guarantees and where they end.
 
 The writer writes a span when it *ends*, so children come before their parent
 (the root last). A span whose parent is not written yet hangs under a
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import operator
 import os
 from dataclasses import dataclass, field, replace
@@ -50,7 +53,7 @@ from tracetui.core.align import prepare
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status, Trace
-from tracetui.core.readers import SNIFF_BYTES, finish_spans, read_replay, sniff_format
+from tracetui.core.readers import SNIFF_BYTES, finish_spans, promote_young_objects, read_replay, sniff_format
 from tracetui.core.readers.native import _BOM, _header, _LineParser
 from tracetui.core.readers.jsondoc import bom_issue
 
@@ -292,9 +295,12 @@ class LiveDiff:
 
     Args:
         original: The original run (read once, complete).
+        incremental: Update incrementally (``core.watch_incremental``: the cost follows the new spans,
+            not the replay's size); False: redo everything at each update (``_update_full``, the
+            definition of the result; the two give equal ``LiveTraceDiff`` objects).
     """
 
-    def __init__(self, original: Trace) -> None:
+    def __init__(self, original: Trace, *, incremental: bool = True) -> None:
         self.original = original
         self._slots_o: list[int | None] = []
         self._slots_r: list[str | None] = []
@@ -304,12 +310,19 @@ class LiveDiff:
         self._side: Any = None  # align.prepare of the original, kept across updates
         self._skeleton()
         self.diff: LiveTraceDiff | None = None
+        self._engine: Any = None
+        if incremental:
+            from tracetui.core.watch_incremental import _Engine
+
+            self._engine = _Engine(self)
 
     def _skeleton(self) -> None:
-        base = diff_traces(self.original, Trace(spans=[], path=""))
-        self._slots_o = [r.original for r in base.rows]
-        self._slots_r = [None] * len(base.rows)
-        self._depth = [r.depth for r in base.rows]
+        if getattr(self, "_base", None) is None:  # the original's own rows: the same every time
+            base = diff_traces(self.original, Trace(spans=[], path=""))
+            self._base = ([r.original for r in base.rows], [r.depth for r in base.rows])
+        self._slots_o = list(self._base[0])
+        self._slots_r = [None] * len(self._base[0])
+        self._depth = list(self._base[1])
         self._by_o = {o: n for n, o in enumerate(self._slots_o) if o is not None}
         self._by_r = {}
 
@@ -330,7 +343,30 @@ class LiveDiff:
         Returns:
             The ``LiveTraceDiff``; its divergences are ``diff_traces``' for the same spans (placeholders
             and pending rows aside, see docs/watch.md), each with ``row`` moved to its slot.
+
+        Incremental (see ``core.watch_incremental``) unless made with ``incremental=False``, when
+        ``final``, or when the replay is out of the ordinary (duplicate span ids...): then
+        ``_update_full``. Both give the same result.
         """
+        engine = self._engine
+        if engine is not None and not final:
+            gc_was = gc.isenabled()
+            gc.disable()  # the rows and caches hold no cycles (as diff_traces)
+            try:
+                out = engine.update(snapshot, path)
+            finally:
+                promote_young_objects()
+                if gc_was:
+                    gc.enable()
+            if out is not None:
+                self.diff = out
+                return out
+        if engine is not None:
+            engine.cold()  # the slots move on without it: its next update aligns whole
+        return self._update_full(snapshot, path=path, final=final)
+
+    def _update_full(self, snapshot: ReplaySnapshot, *, path: str = "", final: bool = False) -> LiveTraceDiff:
+        """``update`` redoing everything: clones, placeholders, ``finish_spans``, ``diff_traces``, slots."""
         issues = list(snapshot.issues)
         spans = list(map(_clone, snapshot.spans))  # finish_spans fixes spans in place
         placeholders: set[str] = set()
