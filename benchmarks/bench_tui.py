@@ -4,7 +4,12 @@ Builds (once, cached under ``benchmarks/_data/``, with ``bench_diff``'s
 generator) a synthetic original run of N spans and a replay of it with D edits,
 then opens the pair in ``TraceTuiApp(original, replay).run_test(size=(120, 36))``
 ``--repeat`` times, each in a fresh Python process (so that every run pays the
-imports and its peak RSS is its own), and prints medians of:
+imports and its peak RSS is its own), and prints medians of the figures below.
+As ``tracetui ORIGINAL REPLAY`` does, the read's first step (``PairRead``: the
+files opened, the replay's child process forked) is taken before Textual is
+imported, and the app takes it over; ``--no-prefetch`` starts it at mount
+instead. Imports compile from source when ``PYTHONDONTWRITEBYTECODE`` is set
+(it is in the development sandbox): ~0.15 s more on every "from launch" figure.
 
 - import: process launch -> ``tracetui.tui`` imported (interpreter start included);
 - first frame: app start (just before ``run_test``) -> the first frame of the

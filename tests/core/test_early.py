@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from tests.builders import TraceBuilder, generated_pair, write_pair
-from tracetui.core import early
+from tracetui.core import early, structure
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.early import EarlyTraceDiff, agrees, early_diff
 from tracetui.core.lazyspan import LazySpan, PayloadFile
@@ -221,7 +221,7 @@ def test_what_it_cannot_prove_gives_none(tmp_path: Path, damage: str) -> None:
 def _split_at_line(monkeypatch: pytest.MonkeyPatch, data: bytes, k: int) -> None:
     """Make ``start_stream`` split the original's scan where line ``k`` (0-based) starts."""
     start = sum(len(line) + 1 for line in data.split(b"\n")[:k])
-    monkeypatch.setattr(early, "SPLIT", (start - 1) / len(data))
+    monkeypatch.setattr(structure, "SPLIT", (start - 1) / len(data))
 
 
 @pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
@@ -231,7 +231,7 @@ def test_the_original_scan_split_with_the_child_gives_the_same_rows(tmp_path: Pa
     """With a child, the original's scan is split (``SPLIT``: here the first part, the rest in the child,
     joined); wherever the cut falls, the early rows are the whole diff's first rows."""
     orig, rep = _generated(tmp_path, 2000, 10, 3)
-    monkeypatch.setattr(early, "SPLIT", share)
+    monkeypatch.setattr(structure, "SPLIT", share)
     got = _early(orig, rep, stream=True, max_share=1.0)
     assert got is not None
     _assert_same_start(got, _whole(orig, rep))
@@ -256,7 +256,7 @@ def test_the_part_scanned_in_the_child_is_checked_as_one_scan(tmp_path: Path, mo
         lines[k] = b'{"parent_id":null,' + lines[k][1:].replace(b'"parent_id":null,', b"", 1)
     orig = _write(tmp_path / "damaged.jsonl", lines)
     _split_at_line(monkeypatch, orig.read_bytes(), k)
-    assert early._cut(PayloadFile(str(orig)), early.SPLIT) == sum(len(x) + 1 for x in lines[:k])
+    assert structure._cut(PayloadFile(str(orig)), structure.SPLIT) == sum(len(x) + 1 for x in lines[:k])
     got = _early(orig, rep, stream=True, max_share=1.0)
     if damage == "none":
         assert got is not None
