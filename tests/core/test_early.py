@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _generated = generated_pair
 
 
-def _early(original: Path | str, replay: Path | str, *, stream: bool, **kw: Any) -> EarlyTraceDiff | None:
+def _early(original: Path | str, replay: Path | str, *, stream: bool, cut: int = 0, **kw: Any) -> EarlyTraceDiff | None:
     osrc, rsrc = PayloadFile(str(original)), PayloadFile(str(replay))
-    child = early.start_stream(osrc, rsrc) if stream else None
+    child = early.start_stream(osrc, rsrc, cut=cut) if stream else None
     try:
         return early_diff(osrc, rsrc, stream=child, **kw)
     finally:
@@ -218,29 +218,70 @@ def test_what_it_cannot_prove_gives_none(tmp_path: Path, damage: str) -> None:
         read_pair(str(orig), str(rep), index_min_bytes=0)  # loads (with its issues), no exception
 
 
-def _split_at_line(monkeypatch: pytest.MonkeyPatch, data: bytes, k: int) -> None:
-    """Make ``start_stream`` split the original's scan where line ``k`` (0-based) starts."""
-    start = sum(len(line) + 1 for line in data.split(b"\n")[:k])
-    monkeypatch.setattr(structure, "SPLIT", (start - 1) / len(data))
+def _line_start(data: bytes, k: int) -> int:
+    """The byte where line ``k`` (0-based) starts."""
+    return sum(len(line) + 1 for line in data.split(b"\n")[:k])
 
 
 @pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
-@pytest.mark.parametrize("share", [0.0, 0.5, 0.8, 1.0])
-def test_the_original_scan_split_with_the_child_gives_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    share: float) -> None:
-    """With a child, the original's scan is split (``SPLIT``: here the first part, the rest in the child,
-    joined); wherever the cut falls, the early rows are the whole diff's first rows."""
+@pytest.mark.parametrize("where", ["after-the-header", "middle", "last-line", "end"])
+def test_the_original_scan_split_with_the_child_gives_the_same_rows(tmp_path: Path, where: str) -> None:
+    """With a child, the original's scan is shared (``structure.Meet``: from the start here, from the cut in
+    the child, joined); wherever the cut falls, the early rows are the whole diff's first rows."""
     orig, rep = _generated(tmp_path, 2000, 10, 3)
-    monkeypatch.setattr(structure, "SPLIT", share)
-    got = _early(orig, rep, stream=True, max_share=1.0)
+    data = orig.read_bytes()
+    n = data.count(b"\n")
+    k = {"after-the-header": 1, "middle": n // 2, "last-line": n - 1, "end": n}[where]
+    got = _early(orig, rep, stream=True, cut=_line_start(data, k), max_share=1.0)
     assert got is not None
     _assert_same_start(got, _whole(orig, rep))
 
 
+def test_the_cut_is_chosen_ahead_of_the_scan_from_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Meet.choose`` (in the child, once the replay is scanned): a line start ``APP_SHARE`` into what the scan
+    from the start has not reached; the file's end when little is left; a cut fixed beforehand is kept."""
+    orig, _ = _generated(tmp_path, 2000, 10, 3)
+    data = orig.read_bytes()
+    src = PayloadFile(str(orig))
+    meet = structure.Meet()
+    meet.reached(len(data) - 1000)
+    assert meet.choose(src) == len(data)  # less than _MEET_MIN left: all of it here
+    monkeypatch.setattr(structure, "_MEET_MIN", 0)
+    meet = structure.Meet()
+    meet.reached(1000)
+    cut = meet.choose(src)
+    assert cut == meet.cut() and data[cut - 1:cut] == b"\n"
+    assert 1000 + (len(data) - 1000) * structure.APP_SHARE <= cut < 1000 + (len(data) - 1000) * structure.APP_SHARE + 50_000
+    fixed = structure.Meet(_line_start(data, 7))
+    assert fixed.choose(src) == _line_start(data, 7)
+
+
+def test_a_cut_the_scan_from_the_start_has_passed_is_ignored(tmp_path: Path) -> None:
+    """If the child's cut comes after this side's scan went past it, this side scans to the end alone: its
+    structure is the one scan's, and it says it stopped at the file's end (the child's part is then unused)."""
+    orig, _ = _generated(tmp_path, 3000, 10, 3)
+    data = orig.read_bytes()
+    assert len(data) > 2 * structure._SCAN_CHUNK  # several reads
+
+    class Late(structure.Meet):
+        calls = 0
+
+        def cut(self) -> int:
+            self.calls += 1
+            return 0 if self.calls == 1 else _line_start(data, 2)  # set after the first read
+
+    src = PayloadFile(str(orig))
+    head = structure._scan_head(src, None, Late())
+    assert head[4] == len(data)
+    whole = structure._scan(src)
+    assert head[0].parents == whole.parents and list(head[0].offsets) == list(whole.offsets)
+    on_time = structure._scan_head(src, None, structure.Meet(_line_start(data, 1500)))
+    assert on_time[4] == _line_start(data, 1500) and len(on_time[0].parents) == 1500 - 1
+
+
 @pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
 @pytest.mark.parametrize("damage", ["duplicate-of-first-part", "seq-down", "parent-later", "not-a-span-head", "none"])
-def test_the_part_scanned_in_the_child_is_checked_as_one_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              damage: str) -> None:
+def test_the_part_scanned_in_the_child_is_checked_as_one_scan(tmp_path: Path, damage: str) -> None:
     """A line just after the cut that one scan would refuse (a duplicate id of a line before the cut, seq
     going down across it, a parent later in the file, a line off the writer's head): no early answer.
     Undamaged, the same cut gives the whole diff's first rows."""
@@ -255,9 +296,7 @@ def test_the_part_scanned_in_the_child_is_checked_as_one_scan(tmp_path: Path, mo
     elif damage == "not-a-span-head":
         lines[k] = b'{"parent_id":null,' + lines[k][1:].replace(b'"parent_id":null,', b"", 1)
     orig = _write(tmp_path / "damaged.jsonl", lines)
-    _split_at_line(monkeypatch, orig.read_bytes(), k)
-    assert structure._cut(PayloadFile(str(orig)), structure.SPLIT) == sum(len(x) + 1 for x in lines[:k])
-    got = _early(orig, rep, stream=True, max_share=1.0)
+    got = _early(orig, rep, stream=True, cut=_line_start(orig.read_bytes(), k), max_share=1.0)
     if damage == "none":
         assert got is not None
         _assert_same_start(got, _whole(orig, rep))

@@ -43,6 +43,7 @@ scan's cost (0.32 -> 0.95 s per 100k lines) and was dropped.
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Sequence
 
@@ -56,10 +57,7 @@ from tracetui.core.model import Span, Trace
 from tracetui.core.readers.native import _span_fast
 from tracetui.core.readers.native_index import _recorder
 from tracetui.core.structure import (  # re-exported: the scan was part of this module
-    PREFETCH_SPLIT,
-    SPLIT,
     Structure,
-    _cut,
     _GiveUp,
     _join,
     _scan,
@@ -70,7 +68,7 @@ from tracetui.core.structure import (  # re-exported: the scan was part of this 
     start_stream,
 )
 
-__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "PREFETCH_SPLIT", "SPLIT", "EarlyTraceDiff", "Structure", "agrees", "early_diff",
+__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff",
            "scan_pair_tail", "scan_structure", "start_stream"]
 
 EARLY_MAX_SHARE = 0.5
@@ -251,17 +249,20 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
     if stream is None:
         fo, fr = _scan(osrc, tick), scan_structure(rsrc)
     else:
-        # The original's scan is split: its first SPLIT here, the rest in the child after the
-        # replay's, so that both processes are done at about the same time (docs/performance.md).
-        cut = getattr(stream, "early_cut", None)
-        if type(cut) is not int:
-            cut = _cut(osrc, SPLIT)
-        head = _scan_head(osrc, tick, upto=cut)
+        # The original's scan is shared with the child (core.structure.Meet): this thread scans from
+        # the start, the child, once the replay is scanned, from a cut ahead of it to the end.
+        head = _scan_head(osrc, tick, getattr(stream, "early_meet", None))
         got = stream.prelude()
-        if type(got) is not tuple or len(got) != 3 or got[1] != cut or type(got[2]) is not _Tail:
+        if type(got) is not tuple or len(got) != 3:
             return None
-        fr = got[0]
-        fo = _join(head, got[2])
+        fr, cut, tail = got
+        stopped, size = head[4], os.fstat(osrc.fd).st_size
+        if stopped == size:
+            fo = head[0]  # read to the end here (the cut came too late): the child's part unused
+        elif stopped == cut and type(tail) is _Tail:
+            fo = _join(head, tail)
+        else:
+            return None
     if type(fr) is not Structure:
         return None
     lo, lr = (max(64, int(len(f.parents) * max_share)) for f in (fo, fr))

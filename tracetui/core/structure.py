@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -23,7 +24,7 @@ from tracetui.core.lazyspan import PayloadFile
 from tracetui.core.readers.base import RunSpans
 from tracetui.core.readers.native import _header
 
-__all__ = ["PREFETCH_SPLIT", "SPLIT", "Structure", "scan_pair_tail", "scan_structure", "start_stream"]
+__all__ = ["APP_SHARE", "Meet", "Structure", "scan_pair_tail", "scan_structure", "start_stream"]
 
 _HEAD = re.compile(rb'\{"span_id":"([^"\\]+)","parent_id":(?:null|"([^"\\]+)"),"seq":(0|[1-9][0-9]{0,17}),', re.M)
 """The head every span line of the writer starts with (``native.span_to_obj``'s key order).
@@ -76,9 +77,10 @@ def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structu
 
 
 def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
-               upto: int | None = None) -> tuple[Structure, dict[bytes, int], int, int]:
-    """The scan of the lines that start before byte ``upto`` (a line start; None: the whole file):
-    the structure, the span ids by index, the last seq and the number of lines read (``_join``)."""
+               meet: Meet | None = None) -> tuple[Structure, dict[bytes, int], int, int, int]:
+    """The scan from the start: of the whole file, or with ``meet`` up to where the child's scan starts
+    (``Meet``). The structure, the span ids by index, the last seq, the number of lines read (for
+    ``_join``) and the byte where it stopped (the file's size: it read to the end)."""
     size = os.fstat(src.fd).st_size
     if size == 0 or src.read(size - 1, 1) != b"\n":
         raise _GiveUp("no newline at the end")
@@ -87,7 +89,8 @@ def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
     setdefault, get = index.setdefault, index.get
     match = _HEAD.match
     lineno, last_seq, n = 0, 0, 0
-    for buf, base, stop in _whole_lines(src, 0, size if upto is None else min(upto, size)):
+    reached = [size]
+    for buf, base, stop in _whole_lines(src, 0, size, meet, reached):
         find = buf.find
         pos = 0
         while pos < stop:
@@ -131,24 +134,37 @@ def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
                 tick()
     if f is None:
         raise _GiveUp("no header")
-    return f, index, last_seq, lineno
+    return f, index, last_seq, lineno, reached[0]
 
 
 _preadv = getattr(os, "preadv", None)
 
 
-def _whole_lines(src: PayloadFile, start: int, end: int) -> Iterator[tuple[bytearray, int, int]]:
+def _whole_lines(src: PayloadFile, start: int, end: int, meet: Meet | None = None,
+                 reached: list[int] | None = None) -> Iterator[tuple[bytearray, int, int]]:
     """The bytes ``start..end`` of a file (``start`` and ``end`` line starts, or ``end`` its size) as
-    successive ``(buf, base, n)``: ``buf[:n]`` is whole lines, each ending with ``\n``, at file offset
+    successive ``(buf, base, n)``: ``buf[:n]`` is whole lines, each ending with ``\\n``, at file offset
     ``base``. One reused buffer (a bytearray read into with ``preadv``: no 1 MiB object made and
     freed a read, measured ~15% of a cold scan); grown for a line longer than it. The buffer changes
-    at the next step: keep copies, not views."""
+    at the next step: keep copies, not views. With ``meet``: says how far it got before each read,
+    and ends early at the cut the child chose if that is still ahead (``reached[0]``: where it ended)."""
     buf = bytearray(_SCAN_CHUNK)
     have, base = 0, start
-    while base + have < end:
+    while base < end:
+        if meet is not None:
+            meet.reached(base)
+            cut = meet.cut()
+            if cut and base <= cut < end:  # a line start not read yet (none lies inside buf[:have])
+                end = cut
+                if reached is not None:
+                    reached[0] = cut
+                if base >= end:
+                    break
         if have == len(buf):
             buf.extend(bytes(len(buf)))
         want = min(len(buf), end - base) - have
+        if want <= 0:
+            break  # the bytes up to end hold no newline: said below
         if _preadv is not None:
             with memoryview(buf) as mv:
                 got = _preadv(src.fd, [mv[have:have + want]], base + have)
@@ -166,25 +182,65 @@ def _whole_lines(src: PayloadFile, start: int, end: int) -> Iterator[tuple[bytea
         rest = have - cut
         buf[:rest] = buf[cut:have]  # the start of a line, continued by the next read
         base, have = base + cut, rest
-    if have:
+    if base < end:
         raise _GiveUp("no newline at the end")
 
 
-SPLIT = 0.8
-"""``start_stream``: the share of the original's bytes scanned in this process; the child scans the
-rest after the replay (``_scan_tail``), so both are done at about the same time (this process also
-starts the TUI meanwhile)."""
+class Meet:
+    """Where the original's structure scan is split between this process and the child (``start_stream``).
 
-PREFETCH_SPLIT = 0.3
-"""``SPLIT`` when the child is started ahead (``readers.start_pair``, before the TUI is imported): it
-has scanned the replay by the time the caller starts, so it takes most of the original too."""
+    Two 64-bit integers in memory shared with the child (an anonymous shared mapping made before the
+    fork): how far this process's scan from the start has got (bytes), and the cut the child chose
+    (0: none yet). The child, once it has scanned the replay, looks at how far this process got
+    and cuts what is left (``APP_SHARE`` of it here, at a line start); this process stops there if
+    it has not passed it, else scans to the end (the child's part is then not used). So the split
+    follows the two processes' real speeds: the child started before the TUI was imported takes
+    more, a huge file is shared out about evenly. ``cut=`` fixes the cut beforehand (tests).
+    """
+
+    def __init__(self, cut: int = 0) -> None:
+        import mmap
+
+        self._mem = mmap.mmap(-1, 16)  # MAP_SHARED | MAP_ANONYMOUS: the child sees the same page
+        _CELL.pack_into(self._mem, 8, cut)
+
+    def reached(self, pos: int) -> None:
+        _CELL.pack_into(self._mem, 0, pos)
+
+    def position(self) -> int:
+        """How far the scan from the start has got (bytes)."""
+        return int(_CELL.unpack_from(self._mem, 0)[0])
+
+    def cut(self) -> int:
+        """The cut chosen (a line start), 0 while none is."""
+        return int(_CELL.unpack_from(self._mem, 8)[0])
+
+    def choose(self, src: PayloadFile) -> int:
+        """In the child, once the replay is scanned: fix the cut (kept if fixed beforehand), after
+        ``APP_SHARE`` of what this process has not scanned yet, or the file's end when little is left."""
+        cut = self.cut()
+        if cut:
+            return cut
+        size = os.fstat(src.fd).st_size
+        pos = self.position()
+        cut = size if size - pos < _MEET_MIN else _line_start(src, pos + int((size - pos) * APP_SHARE))
+        _CELL.pack_into(self._mem, 8, cut)
+        return cut
 
 
-def _cut(src: PayloadFile, share: float) -> int:
-    """The start of the first line at or after ``share`` of the file's bytes (the file's size if none):
-    where the original's scan is split between this process and the child. Both compute it alike."""
+_CELL = struct.Struct("q")
+_MEET_MIN = 4 << 20  # bytes: below this left to scan, the child leaves it all to this process
+
+APP_SHARE = 0.55
+"""``Meet.choose``: the share of what is left of the original that this process scans. It also joins
+the child's part (unpickling its heads and checking them: ~1.5 s per million lines), hence a
+little more than half to this side of the cut as measured on 1M lines (head scan 1.37 s/GB here,
+tail scan plus its transfer and join 1.78 s/GB)."""
+
+
+def _line_start(src: PayloadFile, at: int) -> int:
+    """The start of the first line at or after byte ``at`` (the file's size if none)."""
     size = os.fstat(src.fd).st_size
-    at = int(size * share)
     while at < size:
         chunk = src.read(at, 1 << 16)
         if not chunk:
@@ -243,10 +299,10 @@ def _scan_tail(src: PayloadFile, start: int) -> _Tail | None:
         return None
 
 
-def _join(head: tuple[Structure, dict[bytes, int], int, int], tail: _Tail) -> Structure:
+def _join(head: tuple[Structure, dict[bytes, int], int, int, int], tail: _Tail) -> Structure:
     """The whole file's structure: ``head`` (``_scan_head`` up to ``tail.start``) then ``tail``, checked
     as one ``_scan`` checks every line (seq not going down, no duplicate id, parents earlier)."""
-    f, index, last_seq, lines = head
+    f, index, last_seq, lines = head[:4]
     n = len(f.parents)
     parents = f.parents
     setdefault, get, add_parent = index.setdefault, index.get, parents.append
@@ -268,25 +324,26 @@ def _join(head: tuple[Structure, dict[bytes, int], int, int], tail: _Tail) -> St
     return f
 
 
-def scan_pair_tail(original: PayloadFile, replay: PayloadFile, cut: int) -> tuple[Structure | None, int, _Tail | None]:
+def scan_pair_tail(original: PayloadFile, replay: PayloadFile, meet: Meet) -> tuple[Structure | None, int, _Tail | None]:
     """The prelude of ``start_stream``'s child: the replay's structure scan, then the original's from
-    byte ``cut`` (a line start) on (``_scan_tail``); ``cut`` is returned with them."""
+    the cut ``meet`` chooses (``_scan_tail``); that cut is returned with them."""
     fr = scan_structure(replay)
+    cut = meet.choose(original)
     return fr, cut, (_scan_tail(original, cut) if fr is not None else None)
 
 
-def start_stream(original: PayloadFile, replay: PayloadFile, *, ahead: bool = False) -> Any:
+def start_stream(original: PayloadFile, replay: PayloadFile, *, cut: int = 0) -> Any:
     """Start the child process that parses ``replay`` (``native_index.fork_parse``), its prelude the
     replay's structure scan and the end of the original's (``scan_pair_tail``), for
-    ``early_diff(stream=)``; None when no process can be started. The original is cut at ``SPLIT``
-    of its bytes, or at ``PREFETCH_SPLIT`` when the child starts ``ahead`` of the caller
-    (``readers.start_pair``: before the TUI is imported); the cut is kept as ``early_cut``."""
+    ``early_diff(stream=)``; None when no process can be started. The caller scans the original
+    from its start meanwhile; the two meet where ``Meet`` says (kept as the child's ``early_meet``;
+    ``cut``: a line start fixed beforehand, for tests)."""
     from tracetui.core.readers import native_index as ni
 
     if not ni.can_fork():
         return None
-    cut = _cut(original, PREFETCH_SPLIT if ahead else SPLIT)
-    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, cut))
+    meet = Meet(cut)
+    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, meet))
     if child is not None:
-        child.early_cut = cut
+        child.early_meet = meet
     return child

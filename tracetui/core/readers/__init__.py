@@ -415,7 +415,7 @@ def start_pair(
     that parses the replay (forked here: call it before starting threads, as ``tracetui ORIGINAL REPLAY``
     does before importing the TUI, and the child works while the caller goes on). Arguments as
     ``read_pair``'s (``early``: whether an ``early`` callback will be passed). With an early look the
-    child also scans most of the original (``core.early.PREFETCH_SPLIT``): it starts ahead.
+    child, having started ahead, also scans more of the original (``core.structure.Meet``).
 
     Never raises: a file that cannot be opened is left to ``read_pair``, which reports it.
     """
@@ -423,7 +423,7 @@ def start_pair(
             index_min_bytes, processes, early)
     start = PairStart(args)
     try:
-        start.osrc, start.rsrc, start.early_mod, start.child = _open_pair(*args, ahead=True)
+        start.osrc, start.rsrc, start.early_mod, start.child = _open_pair(*args)
         start.opened = True
     except Exception:  # noqa: BLE001 - read_pair opens them again and reports
         start.cancel()
@@ -432,7 +432,7 @@ def start_pair(
 
 def _open_pair(original: str, replay: str, original_format: str | None, replay_format: str | None,
                trace_id: str | None, replay_trace_id: str | None, index_min_bytes: int | None,
-               processes: bool, early: bool, ahead: bool = False) -> tuple[Any, Any, Any, Any]:
+               processes: bool, early: bool) -> tuple[Any, Any, Any, Any]:
     """``(osrc, rsrc, early module or None, child or None)``: the files opened for the index loader (None:
     not indexable), ``core.early`` when an early look applies, and the replay's child process."""
     from tracetui.core.readers import native_index as ni
@@ -448,7 +448,7 @@ def _open_pair(original: str, replay: str, original_format: str | None, replay_f
         from tracetui.core import early as early_mod  # only here: readers do not need the diff
     if osrc is not None and rsrc is not None and processes and ni.can_fork():
         if early_mod is not None:
-            child = early_mod.start_stream(osrc, rsrc, ahead=ahead)
+            child = early_mod.start_stream(osrc, rsrc)
         else:
             child = ni.fork_parse(rsrc)
     return osrc, rsrc, early_mod, child

@@ -235,8 +235,9 @@ class ForkedParse:
                 os._exit(0)
         os.close(w)
         self.pid, self.fd = pid, r
-        self.early_cut: int | None = None
-        """Where ``core.early.start_stream`` split the original's structure scan (None: not started there)."""
+        self.early_meet: Any = None
+        """``core.structure.Meet``: where the original's structure scan is split with this child (None:
+        not started by ``core.structure.start_stream``)."""
         self.has_prelude = prelude is not None
         self._buf = bytearray()
         self._pos = 0
