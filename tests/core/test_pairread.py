@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -80,10 +81,13 @@ def test_cancel_stops_the_read_at_its_next_progress_report(tmp_path: Path, monke
 
     monkeypatch.setattr(native_index, "parse_indexed", slow)
     read = PairRead(orig, rep, early=False)
+    pid = read._started.child.pid
     read.start()
     while not reports:
         time.sleep(0.01)
     read.cancel()
+    with pytest.raises(ProcessLookupError):  # the child is stopped and reaped at once, not at the next report
+        os.kill(pid, 0)
     assert _events(read, 10)[-1] == ("cancelled",)
     assert read.finished or (time.sleep(0.5) or read.finished)
     assert len(reports) < 20  # far from the whole file

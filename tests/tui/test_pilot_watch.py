@@ -90,6 +90,12 @@ async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
             assert ids.index("r9") == len(ids) - 1  # the replay-only span is appended, never inserted
             await until(pilot, lambda: view.cursor_row == ids.index("r9"), "the cursor following")
             assert "10 new spans" in bar.watch_text and "following the end" in bar.watch_text
+            # A line written twice (the same span id): skipped with a warning, not counted as a new span.
+            _write(fh, lines[-1])
+            await until(pilot, lambda: app.diff is not None and any("r9" in str(i) for i in app.diff.replay.issues),
+                        "the duplicate's warning")
+            assert "10 new spans" in bar.watch_text
+            assert app.query_one(AlignedHeader)._right.plain.endswith("  10 spans")
             await pilot.press("F")
             assert not app.following
 

@@ -121,16 +121,16 @@ class PairRead:
             return self._end
 
     def cancel(self) -> None:
-        """Stop the read at its next progress report (the child process is stopped by ``read_pair``), or
-        before it starts; ``next_event`` then ends with ``("cancelled",)``."""
+        """Stop the read: the child process at once, this process's reading at its next progress report
+        (or before it starts); ``next_event`` then ends with ``("cancelled",)``."""
         self._cancelled = True
         with self._lock:
-            if not self._running:  # never started: stop the child, end here
-                self._running = True
-                self._started.cancel()
-                with self._cond:
-                    self._end = ("cancelled",)
-                    self._cond.notify_all()
+            running, self._running = self._running, True
+        self._started.cancel()  # the child stops now (a read waiting on it then ends at once)
+        if not running:  # never started: end here
+            with self._cond:
+                self._end = ("cancelled",)
+                self._cond.notify_all()
 
     @property
     def finished(self) -> bool:

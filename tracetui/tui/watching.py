@@ -118,8 +118,6 @@ class WatchMixin:
             except OSError as exc:
                 app.post_message(WatchStopped(f"cannot read {os.path.basename(path)}: {exc.strerror or exc}"))
                 return True
-            if baseline is None:  # what the file held when the watch began is not "new"
-                baseline = len(snap.spans)
             waiting = snap.state == "waiting" and not snap.spans and not snap.header
             if waiting and (not waiting_said or snap.changed):
                 app.post_message(WatchWaiting(path))
@@ -133,12 +131,17 @@ class WatchMixin:
                 app.post_message(WatchStopped(f"internal error: {type(exc).__name__}: {exc}"))
                 return True
             newest = _newest_row(diff, snap.spans[-1].span_id) if snap.spans else None
+            # Spans as the replay column counts them: a line skipped (a duplicate id...) and the
+            # placeholders of parents not written yet are not spans that arrived.
+            count = len(diff.replay.spans) - len(diff.placeholder_rows)
+            if baseline is None:  # what the file held when the watch began is not "new"
+                baseline = count
             if not shown:
                 shown = True
                 app.post_message(PairLoaded(diff))
             state = "complete" if complete else "waiting" if waiting else "following"
             app.post_message(WatchUpdated(diff, state,
-                                          max(0, len(snap.spans) - (baseline or 0)), newest, snap.torn))
+                                          max(0, count - baseline), newest, snap.torn))
             return complete
 
         if step():

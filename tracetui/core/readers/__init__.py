@@ -357,6 +357,8 @@ def read_pair(
         out = child.result() if child is not None else None
         child = None
         if out is None:
+            if progress is not None:
+                progress(1.0)  # the original is read; a stopped read (the child killed) ends here
             out = _indexed(ni.parse_indexed, rsrc)
         else:
             promote_young_objects()
@@ -393,8 +395,10 @@ class PairStart:
     child: Any = None
 
     def cancel(self) -> None:
-        """Stop the child process, if one was started (idempotent)."""
+        """Stop the child process, if one was started, and let go of the files (idempotent; safe while
+        ``read_pair`` uses it in another thread: that read then fails or stops)."""
         child, self.child, self.opened = self.child, None, False
+        self.osrc = self.rsrc = None  # closed when no span holds them (PayloadFile)
         if child is not None:
             child.cancel()
 

@@ -243,6 +243,7 @@ class ForkedParse:
         self._pos = 0
         self._eof = False
         self._cond = threading.Condition()
+        self._finished = False
         self._runs: list[list[Any]] = []
         self._prelude: Any = None
         self._end: Any = None  # the last message: ("ok", output) or ("error",); False: none (EOF)
@@ -362,7 +363,14 @@ class ForkedParse:
         self._finish()
 
     def _finish(self) -> None:
+        """Wait for the drain thread, close the pipe and reap the child: once (``cancel`` may come from
+        another thread while ``result`` ends; closing the descriptor twice could close another file
+        opened in between)."""
         self._drain.join()
+        with self._cond:
+            if self._finished:
+                return
+            self._finished = True
         try:
             os.close(self.fd)
         except OSError:
