@@ -1,5 +1,5 @@
 """`python -m tracetui` runs the CLI."""
 
-from tracetui.cli.main import main
+from tracetui.cli.entry import main
 
 raise SystemExit(main())

@@ -359,3 +359,25 @@ def test_view_refuses_to_run_without_a_terminal() -> None:
     pair = sample_pairs()[0]
     code, _, err = run(str(pair / "original.jsonl"), str(pair / "replay.jsonl"))
     assert code == 2 and "tracetui diff" in err
+
+
+def test_ctrl_c_while_the_cli_is_imported_exits_130_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's entry point (``cli.entry``, named in pyproject.toml) imports the CLI itself: Ctrl+C in those
+    first ~0.1 s ends with 130, as it does later, instead of a KeyboardInterrupt traceback."""
+    import importlib.abc
+    import sys
+    import tomllib
+
+    from tracetui.cli import entry
+
+    class Interrupted(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "tracetui.cli.main":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "tracetui.cli.main", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Interrupted(), *sys.meta_path])
+    assert entry.main() == 130
+    scripts = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["tracetui"] == "tracetui.cli.entry:main"

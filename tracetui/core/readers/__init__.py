@@ -344,6 +344,8 @@ def read_pair(
                                tick=(lambda: progress(0.0)) if progress is not None else None)
             if found is not None:
                 early(found)  # type: ignore[misc]
+            elif progress is not None:
+                progress(0.0)  # a read stopped during the early look (its tick raised) stops here
         if osrc is None:
             first = read_trace(original, format=original_format, trace_id=trace_id)
         else:
