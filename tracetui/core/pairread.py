@@ -11,8 +11,9 @@ this class for every read (``tui/loading.py``), so both paths report the same ev
 Events, in order, from ``next_event``: ``("early", EarlyTraceDiff)`` (at most once; big pairs) and
 ``("progress", fraction)`` (the share of the original read, 0..1, 0 during the early look; only the
 latest not yet taken is kept; an early event waiting is handed out first), then
-``("done", TraceDiff)`` or ``("failed", stage, exception)`` with stage ``"read"`` (the exception's
-``side`` attribute says which file, as ``read_pair`` sets it) or ``"diff"``.
+``("done", TraceDiff)``, ``("failed", stage, exception)`` with stage ``"read"`` (the exception's
+``side`` attribute says which file, as ``read_pair`` sets it) or ``"diff"``, or ``("cancelled",)``
+after ``cancel``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ class _Cancelled(Exception):
 
 
 class PairRead:
-    """``readers.read_pair`` then ``diff.diff_traces`` of a pair, in a daemon thread started at once.
+    """``readers.read_pair`` then ``diff.diff_traces`` of a pair: the first step (``readers.start_pair``:
+    files opened, the replay's child forked) in the constructor, the rest in a daemon thread started
+    by ``start`` or the first ``next_event``.
 
     Args:
         original, replay: ``FILE`` or ``FILE#RUN`` (as ``read_pair``).
