@@ -62,6 +62,17 @@ def _assert_same_start(got: EarlyTraceDiff, whole: TraceDiff) -> None:
                 assert a == b and a.line == b.line, (side, a.line, b.line)
 
 
+def _early_starts_the_whole(original: Path | str, replay: Path | str, **kw: Any) -> TraceDiff:
+    """Run the early look (here, no share limit unless given) and check it against the whole diff, returned."""
+    kw.setdefault("stream", False)
+    kw.setdefault("max_share", 1.0)
+    got = _early(original, replay, **kw)
+    whole = _whole(original, replay)
+    assert got is not None
+    _assert_same_start(got, whole)
+    return whole
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["here", "child"])
 @pytest.mark.parametrize(("n", "edits", "seed"), [(3000, 10, 3), (3000, 300, 3), (3000, 1, 5), (2000, 3, 7), (1500, 30, 11)])
 def test_early_rows_are_the_first_rows_of_the_whole_diff(tmp_path: Path, n: int, edits: int, seed: int, stream: bool) -> None:
@@ -125,10 +136,7 @@ def test_a_root_that_wraps_the_run_is_placed_at_its_end(tmp_path: Path, inner: b
             _tool(t, agent, "lookup", {"k": arg})
 
     o, r = write_pair(tmp_path, build)
-    got = _early(o, r, stream=False, max_share=1.0)
-    whole = _whole(o, r)
-    assert got is not None
-    _assert_same_start(got, whole)
+    whole = _early_starts_the_whole(o, r)
     assert whole.first is not None and (whole.first.row != 0) is inner
 
 
@@ -141,10 +149,7 @@ def test_a_one_sided_root_without_paired_rows_below_is_first_at_its_start(tmp_pa
             _tool(t, lone, "cleanup", {"all": True})
 
     o, r = write_pair(tmp_path, build)
-    got = _early(o, r, stream=False, max_share=1.0)
-    whole = _whole(o, r)
-    assert got is not None
-    _assert_same_start(got, whole)
+    whole = _early_starts_the_whole(o, r)
     assert whole.first is not None and whole.first.original is not None
     assert whole.first.original.name == "background job"
 
@@ -161,10 +166,7 @@ def test_output_divergences_wait_for_the_end_of_their_subtree(tmp_path: Path, la
         _tool(t, agent, "lookup", {"k": 3})
 
     o, r = write_pair(tmp_path, build)
-    got = _early(o, r, stream=False, max_share=1.0)
-    whole = _whole(o, r)
-    assert got is not None
-    _assert_same_start(got, whole)
+    whole = _early_starts_the_whole(o, r)
     assert whole.first is not None
     assert whole.first.type.value == ("args_mismatch" if later_input else "output_mismatch")
 
@@ -232,9 +234,7 @@ def test_the_original_scan_split_with_the_child_gives_the_same_rows(tmp_path: Pa
     data = orig.read_bytes()
     n = data.count(b"\n")
     k = {"after-the-header": 1, "middle": n // 2, "last-line": n - 1, "end": n}[where]
-    got = _early(orig, rep, stream=True, cut=_line_start(data, k), max_share=1.0)
-    assert got is not None
-    _assert_same_start(got, _whole(orig, rep))
+    _early_starts_the_whole(orig, rep, stream=True, cut=_line_start(data, k))
 
 
 def test_the_cut_is_chosen_ahead_of_the_scan_from_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -312,9 +312,7 @@ def test_a_damaged_line_the_walk_never_reads_leaves_the_answer_right(tmp_path: P
     lines = orig.read_bytes().splitlines()
     lines[-5] = lines[-5][:-20] + b"###"  # a torn leaf near the end
     damaged = _write(tmp_path / "damaged.jsonl", lines)
-    got = _early(damaged, rep, stream=False, max_share=1.0)
-    assert got is not None
-    _assert_same_start(got, _whole(damaged, rep))
+    _early_starts_the_whole(damaged, rep)
 
 
 def test_no_divergence_within_the_share_gives_none(tmp_path: Path) -> None:

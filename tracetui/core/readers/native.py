@@ -184,70 +184,58 @@ class _LineParser:
                 start, pos = pos, end + 1
                 if end == start:
                     continue
-                if known is not None:
-                    span = known.get(base + start)
-                    if span is not None and span._len == end - start:  # type: ignore[attr-defined]
-                        # Parsed already (a clean line read by the index path, core.early): the
-                        # order checks below, without a second parse.
-                        if in_order:
-                            sid, parent, seq = span.span_id, span.parent_id, span.seq
-                            same = ids.get(parent) if parent is not None else None
-                            if seq < last_seq or sid in ids or (parent is not None and same is None):
-                                in_order = False
-                            else:
-                                ids[sid] = sid
-                                last_seq = seq
-                        spans.append(span)
-                        continue
-                clean = False
-                try:
-                    obj = loads(view[start:end])
-                except orjson.JSONDecodeError as exc:
-                    raw = bytes(view[start:end])
-                    if raw.isspace():
-                        continue
-                    found: list[ReadIssue] = []
-                    try:  # BOM (files joined with cat), NaN, numbers beyond a double: kept and reported
-                        obj = load_json(path, raw, found, line=lineno)
-                    except ReadError:
-                        if last:
-                            issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
-                        else:
-                            issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
-                        continue
-                    issues.extend(found)
-                else:
-                    # The writer's lines are orjson's own serialisation of what they parse to:
-                    # proven free of dropped duplicate keys and rounded big integers by one
-                    # dumps and a compare (+25% of the parse). Other lines: jsondoc.recheck.
+                span = known.get(base + start) if known is not None else None
+                fresh = span is None or span._len != end - start  # type: ignore[attr-defined]
+                if fresh:  # else parsed already (a clean line read by the index path, core.early)
+                    clean = False
                     try:
-                        d = dumps(obj)
-                    except TypeError:  # nested deeper than orjson writes (255): recheck decides
-                        obj = recheck(path, data[start:end], obj, issues, line=lineno)
+                        obj = loads(view[start:end])
+                    except orjson.JSONDecodeError as exc:
+                        raw = bytes(view[start:end])
+                        if raw.isspace():
+                            continue
+                        found: list[ReadIssue] = []
+                        try:  # BOM (files joined with cat), NaN, numbers beyond a double: kept and reported
+                            obj = load_json(path, raw, found, line=lineno)
+                        except ReadError:
+                            if last:
+                                issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
+                            else:
+                                issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
+                            continue
+                        issues.extend(found)
                     else:
-                        if len(d) != end - start or not startswith(d, start):
-                            obj = _recheck(path, data, start, end, obj, d, lineno, issues)
+                        # The writer's lines are orjson's own serialisation of what they parse to:
+                        # proven free of dropped duplicate keys and rounded big integers by one
+                        # dumps and a compare (+25% of the parse). Other lines: jsondoc.recheck.
+                        try:
+                            d = dumps(obj)
+                        except TypeError:  # nested deeper than orjson writes (255): recheck decides
+                            obj = recheck(path, data[start:end], obj, issues, line=lineno)
                         else:
-                            clean = True
-                if type(obj) is not dict:
-                    issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
-                    continue
-                if "schema" in obj and "span_id" not in obj:
-                    if run.header or spans:  # files joined with cat: a second run starts here
-                        run.in_order = in_order
-                        run = RunSpans(trace_id=None)
-                        self.out.runs.append(run)
-                        spans, ids, in_order, last_seq = run.spans, {}, True, 0
-                    _header(obj, run, self.out.runs, path, lineno, issues)
-                    continue
-                span = _span_fast(obj, lineno)
-                if span is None:
-                    in_order = False
-                    clean = False  # the careful path's span is kept whole
-                    span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
-                    if span is None:
+                            if len(d) != end - start or not startswith(d, start):
+                                obj = _recheck(path, data, start, end, obj, d, lineno, issues)
+                            else:
+                                clean = True
+                    if type(obj) is not dict:
+                        issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
                         continue
-                elif in_order:
+                    if "schema" in obj and "span_id" not in obj:
+                        if run.header or spans:  # files joined with cat: a second run starts here
+                            run.in_order = in_order
+                            run = RunSpans(trace_id=None)
+                            self.out.runs.append(run)
+                            spans, ids, in_order, last_seq = run.spans, {}, True, 0
+                        _header(obj, run, self.out.runs, path, lineno, issues)
+                        continue
+                    span = _span_fast(obj, lineno)
+                    if span is None:
+                        in_order = False
+                        clean = False  # the careful path's span is kept whole
+                        span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
+                        if span is None:
+                            continue
+                if in_order:  # (the careful path above has set it False)
                     sid, parent, seq = span.span_id, span.parent_id, span.seq
                     same = ids.get(parent) if parent is not None else None  # before sid: not its own parent
                     if seq < last_seq or sid in ids or (parent is not None and same is None):
@@ -259,6 +247,9 @@ class _LineParser:
                             # The parent's own id object: later lookups by parent id (align's
                             # tree) match by identity, without reading a second, cold string.
                             span.parent_id = same
+                if not fresh:
+                    spans.append(span)
+                    continue
                 if index is not None and clean:
                     spans.append(index(span, base + start, end - start))  # type: ignore[arg-type]
                     continue
