@@ -308,6 +308,8 @@ class LiveDiff:
         self._by_o: dict[int, int] = {}
         self._by_r: dict[str, int] = {}
         self._side: Any = None  # align.prepare of the original, kept across updates
+        base = diff_traces(original, Trace(spans=[], path=""))  # the original's own rows: the same every time
+        self._base = ([r.original for r in base.rows], [r.depth for r in base.rows])
         self._skeleton()
         self.diff: LiveTraceDiff | None = None
         self._engine: Any = None
@@ -317,9 +319,6 @@ class LiveDiff:
             self._engine = _Engine(self)
 
     def _skeleton(self) -> None:
-        if getattr(self, "_base", None) is None:  # the original's own rows: the same every time
-            base = diff_traces(self.original, Trace(spans=[], path=""))
-            self._base = ([r.original for r in base.rows], [r.depth for r in base.rows])
         self._slots_o = list(self._base[0])
         self._slots_r = [None] * len(self._base[0])
         self._depth = list(self._base[1])

@@ -38,7 +38,7 @@ from itertools import compress
 from operator import is_
 from typing import TYPE_CHECKING, Any, Hashable
 
-from tracetui.core.align import AlignedRow, _align_lists, _Side, _wraps, span_key
+from tracetui.core.align import AlignedRow, _align_lists, _Side, _wraps, prepare, span_key
 from tracetui.core.compare import OUTPUT, compare_pair, field_side, screen_pairs
 from tracetui.core.diff import Divergence, _one_sided
 from tracetui.core.model import Span, SpanKind, Status, Trace
@@ -53,13 +53,13 @@ class _Engine:
     """The incremental state of one ``LiveDiff`` (see the module docstring). Not thread-safe."""
 
     def __init__(self, live: LiveDiff) -> None:
-        from tracetui.core.align import prepare
-
         self.live = live
         ospans = live.original.spans
         self.ospans = ospans
         self.oseqs = [s.seq for s in ospans]
-        side = prepare(ospans)
+        if live._side is None:  # prepared once, shared with the full path (LiveDiff._update_full)
+            live._side = prepare(ospans)
+        side = live._side
         a = _Side.__new__(_Side)  # its own group cache: interned against this engine's table
         a.spans, a.keys, a.children, a.roots, a.acyclic = side.spans, side.keys, side.children, side.roots, side.acyclic
         a._groups, a._texts = {}, {}
