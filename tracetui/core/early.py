@@ -12,7 +12,8 @@ by reading only what precedes it:
 2. **The alignment walk**, ``align.walk_rows``, the generator that ``align``
    itself consumes, over sides whose spans and keys are parsed on first use (the
    same exact per-line parse as the index loader: orjson, the one-``dumps`` check,
-   ``_span_fast``, span key and payload signature). Each row is compared as
+   ``_span_fast``, span key and payload signature; ``core.early_spans``: with a
+   child process, the replay's spans and half of the original's come from it). Each row is compared as
    ``diff_traces`` compares it, and the divergence events are taken in the order
    that defines the first divergence (docs/format.md: input-side divergences where
    a span starts, output-side ones where its subtree ends, a one-sided root that
@@ -47,15 +48,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Sequence
 
-import orjson
 
-from tracetui.core.align import AlignedRow, prepared_side, span_key, walk_rows
+from tracetui.core.align import AlignedRow, prepared_side, walk_rows
 from tracetui.core.compare import OUTPUT, field_side
 from tracetui.core.diff import Divergence, TraceDiff, row_divergence
-from tracetui.core.lazyspan import LazySpan, PayloadFile, make_lazy
+from tracetui.core.early_spans import _Fed, _Keys, _Spans, _Streamed
+from tracetui.core.lazyspan import PayloadFile
 from tracetui.core.model import Span, Trace
-from tracetui.core.readers.native import _span_fast
-from tracetui.core.readers.native_index import _recorder
 from tracetui.core.structure import (  # re-exported: the scan was part of this module
     Structure,
     _GiveUp,
@@ -125,89 +124,6 @@ def agrees(early: TraceDiff, whole: TraceDiff) -> bool:
     return (f.row, f.type, f.order) == (g.row, g.type, g.order) and f.fields == g.fields
 
 
-class _Spans(dict):  # type: ignore[type-arg]
-    """A file's spans by index (``int -> Span``), each parsed on first use (``__missing__``) exactly as
-    the index loader parses it. A dict, so that a span asked for again costs a C-level lookup (the
-    walk asks ~3 times a row); ``len`` is the number of spans parsed."""
-
-    def __init__(self, st: Structure, src: PayloadFile, limit: int) -> None:
-        super().__init__()
-        self.st, self.src, self.limit = st, src, limit
-        self._record = _recorder()
-        self._block, self._block_at = b"", 0
-
-    def __missing__(self, i: int) -> Span:
-        return self._parse(i)
-
-    _BLOCK = 256 * 1024
-
-    def _line(self, off: int, ln: int) -> bytes:
-        """The line's bytes, from a 256 KiB block read at once: the walk asks for lines mostly in file
-        order, and a read per line (~28k at 100k spans, each letting go of the GIL) cost 0.1-0.3 s."""
-        rel = off - self._block_at
-        if rel < 0 or rel + ln > len(self._block):
-            self._block, self._block_at, rel = self.src.read(off, max(self._BLOCK, ln)), off, 0
-        return self._block[rel:rel + ln]
-
-    def _parse(self, i: int) -> Span:
-        if type(i) is not int or not 0 <= i < len(self.st.parents):
-            raise IndexError(i)
-        if len(self) >= self.limit:
-            raise _GiveUp("too many spans read")
-        st = self.st
-        off, ln = st.offsets[i], st.lengths[i]
-        raw = self._line(off, ln)
-        obj = orjson.loads(raw)
-        if orjson.dumps(obj) != raw:
-            raise _GiveUp(f"line {st.linenos[i]}: not the writer's own bytes")
-        s = _span_fast(obj, st.linenos[i])
-        if s is None:
-            raise _GiveUp(f"line {st.linenos[i]}: the careful path would read it")
-        span = self[i] = make_lazy(self.src, [self._record(s, off, ln)])[0]
-        return span
-
-
-class _Streamed(_Spans):
-    """The replay's spans by index: as the child process parsing it sends them (``ForkedParse``),
-    or parsed here when the walk needs one the child has not reached (a root's children are spread
-    over the whole file; and the walk may start ahead of the child)."""
-
-    def __init__(self, st: Structure, src: PayloadFile, limit: int, stream: Any) -> None:
-        super().__init__(st, src, limit)
-        self.stream = stream
-        self._got: list[Span] = []  # the stream's list of the run's spans (it grows in place)
-
-    def __missing__(self, i: int) -> Span:
-        # Never waits: a span the child has not sent yet is parsed here. The two balance: while the
-        # walk is ahead of the child it parses both sides (slower than the child), and falls behind.
-        got = self._got
-        if len(got) <= i:  # take what arrived (the pipe is read only then: ~4 us a call)
-            got = self._got = self.stream.spans(0, i + 1, wait=False) if type(i) is int and i >= 0 else []
-            if len(got) <= i:
-                return self._parse(i)
-        if len(self) >= self.limit:
-            raise _GiveUp("too many spans read")
-        span: Span = got[i]
-        if type(span) is not LazySpan:  # the careful path read it (a duplicate key...): as _parse, give up
-            raise _GiveUp(f"line {span.line}: read by the careful path")
-        if span.line != self.st.linenos[i]:  # a line skipped by the parse (damaged): indices moved
-            raise _GiveUp("span indices differ from the scan")
-        self[i] = span
-        return span
-
-
-class _Keys(dict):  # type: ignore[type-arg]
-    """``span_key`` of a side's spans by index (``int -> key``), parsed on first use (``__missing__``)."""
-
-    def __init__(self, spans: _Spans) -> None:
-        super().__init__()
-        self.spans = spans
-
-    def __missing__(self, i: int) -> Any:
-        k = self[i] = span_key(self.spans[i])
-        return k
-
-
 def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None, context: int = EARLY_CONTEXT,
                max_share: float = EARLY_MAX_SHARE, known: dict[int, Span] | None = None,
                tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
@@ -240,6 +156,9 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
     except (_GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
         return None
     finally:
+        feed = getattr(stream, "early_feed", None)
+        if feed is not None:
+            feed.state.stop()  # the child goes back to the replay alone
         if was:
             gc.enable()
 
@@ -266,8 +185,12 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
     if type(fr) is not Structure:
         return None
     lo, lr = (max(64, int(len(f.parents) * max_share)) for f in (fo, fr))
-    so = _Spans(fo, osrc, lo)
-    sr = _Streamed(fr, rsrc, lr, stream) if stream is not None else _Spans(fr, rsrc, lr)
+    feed = getattr(stream, "early_feed", None)
+    state = feed.state if feed is not None else None
+    so = _Fed(fo, osrc, lo, stream, state) if state is not None else _Spans(fo, osrc, lo)
+    sr = _Streamed(fr, rsrc, lr, stream, state) if stream is not None else _Spans(fr, rsrc, lr)
+    if type(so) is _Fed and type(sr) is _Streamed:
+        sr.ahead = so.work_ahead
     try:
         return _walk(fo, fr, so, sr, context, tick)
     finally:

@@ -332,18 +332,21 @@ def scan_pair_tail(original: PayloadFile, replay: PayloadFile, meet: Meet) -> tu
     return fr, cut, (_scan_tail(original, cut) if fr is not None else None)
 
 
-def start_stream(original: PayloadFile, replay: PayloadFile, *, cut: int = 0) -> Any:
+def start_stream(original: PayloadFile, replay: PayloadFile, *, cut: int = 0, feed: bool = True) -> Any:
     """Start the child process that parses ``replay`` (``native_index.fork_parse``), its prelude the
     replay's structure scan and the end of the original's (``scan_pair_tail``), for
     ``early_diff(stream=)``; None when no process can be started. The caller scans the original
     from its start meanwhile; the two meet where ``Meet`` says (kept as the child's ``early_meet``;
-    ``cut``: a line start fixed beforehand, for tests)."""
+    ``cut``: a line start fixed beforehand, for tests). With ``feed``, the child also parses the
+    original's early spans, half of them, while the early look runs (``core.early_spans.Feed``)."""
+    from tracetui.core import early_spans
     from tracetui.core.readers import native_index as ni
 
     if not ni.can_fork():
         return None
     meet = Meet(cut)
-    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, meet))
+    fed = early_spans.Feed(original, early_spans.FeedState(os.fstat(original.fd).st_size)) if feed else None
+    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, meet), feed=fed)
     if child is not None:
         child.early_meet = meet
     return child

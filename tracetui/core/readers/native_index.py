@@ -165,10 +165,11 @@ STREAM_STEP = 2048
 class _Stream:
     """The child's side of the pipe: framed pickles (length, then bytes), spans sent as they are read."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, feed: Callable[[Callable[[Any], None], int], None] | None = None) -> None:
         self.fh = os.fdopen(fd, "wb", buffering=1 << 20)
         self.run = 0  # the run whose spans are being sent, and how many of them are
         self.sent = 0
+        self.feed = feed
 
     def send(self, msg: Any) -> None:
         b = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
@@ -176,18 +177,24 @@ class _Stream:
         self.fh.write(b)
 
     def __call__(self, out: ReaderOutput, done: int = 0, final: bool = False) -> None:
-        """Send the spans read since the last call (``read_file``'s progress hook), in steps."""
+        """Send the spans read since the last call (``read_file``'s progress hook), in steps; while a
+        ``feed`` runs, at every call (the early look waits for them), then the feed's turn."""
         runs = out.runs
+        feed = self.feed
+        step = 1 if feed is not None and not feed.done else STREAM_STEP  # type: ignore[attr-defined]
         while True:
             spans = runs[self.run].spans
             last = self.run == len(runs) - 1
-            if len(spans) > self.sent and (not last or final or len(spans) - self.sent >= STREAM_STEP):
+            if len(spans) > self.sent and (not last or final or len(spans) - self.sent >= step):
                 self.send(("spans", self.run, spans[self.sent:]))
                 self.sent = len(spans)
             if last:
-                return
+                break
             self.run += 1
             self.sent = 0
+        if feed is not None and not final and not feed.done:  # type: ignore[attr-defined]
+            feed(self.send, len(runs[0].spans) if runs else 0)
+            self.fh.flush()  # the early look waits for what was said to be parsed: not in a 1 MiB buffer
 
 
 class ForkedParse:
@@ -197,14 +204,17 @@ class ForkedParse:
     so it takes no import lock another thread may hold) and exits with ``os._exit``. On the pipe,
     in order: the ``prelude``'s result when one is given, the spans of each run in steps of
     ``STREAM_STEP`` (records, or whole ``Span``s of careful-path lines), then the
-    ``ReaderOutput`` without its spans. A thread of this process drains the pipe as the child
+    ``ReaderOutput`` without its spans. With a ``feed`` (``core.early_spans.Feed``), the spans go
+    at every step of the parse while it runs, with the blocks of the original it parses between
+    them (``("orig", block, records)``, then ``("orig_end",)``; ``original_block`` hands them out). A thread of this process drains the pipe as the child
     writes (so the child never waits for this process); ``spans`` hands out what arrived (the
     early first divergence reads the replay while it is parsed), ``result`` the whole output.
     Any failure in the child (an error in the file, a crash, the child killed) makes ``result``
     return None: the caller parses the file itself, which reports the error as ``read_trace`` does.
     """
 
-    def __init__(self, src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None) -> None:
+    def __init__(self, src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None,
+                 feed: Callable[[Callable[[Any], None], int], None] | None = None) -> None:
         self.src = src
         r, w = os.pipe()
         _widen(w)
@@ -215,7 +225,7 @@ class ForkedParse:
             try:
                 os.close(r)
                 gc.disable()
-                stream = _Stream(w)
+                stream = _Stream(w, feed)
                 try:
                     if prelude is not None:
                         try:
@@ -238,6 +248,8 @@ class ForkedParse:
         self.early_meet: Any = None
         """``core.structure.Meet``: where the original's structure scan is split with this child (None:
         not started by ``core.structure.start_stream``)."""
+        self.early_feed: Any = feed
+        """``core.early_spans.Feed``: the original's early spans this child also parses (None: none)."""
         self.has_prelude = prelude is not None
         self._buf = bytearray()
         self._pos = 0
@@ -245,6 +257,8 @@ class ForkedParse:
         self._cond = threading.Condition()
         self._finished = False
         self._runs: list[list[Any]] = []
+        self._orig: dict[int, list[Any]] = {}  # the feed's blocks of the original (records), by block
+        self._orig_last = -1  # the last block received; the feed's end: sys.maxsize
         self._prelude: Any = None
         self._end: Any = None  # the last message: ("ok", output) or ("error",); False: none (EOF)
         self._drain = threading.Thread(target=self._read_pipe, name="tracetui-child-pipe", daemon=True)
@@ -309,6 +323,11 @@ class ForkedParse:
             while len(self._runs) <= msg[1]:
                 self._runs.append([])
             self._runs[msg[1]].extend(make_lazy(self.src, msg[2]))
+        elif msg[0] == "orig":
+            self._orig[msg[1]] = msg[2]
+            self._orig_last = msg[1]
+        elif msg[0] == "orig_end":
+            self._orig_last = sys.maxsize
         else:
             self._end = msg
         return self._end is None
@@ -329,6 +348,18 @@ class ForkedParse:
         while (len(self._runs) <= run or len(self._runs[run]) < upto) and len(self._runs) <= run + 1 and self._step(wait):
             pass
         return self._runs[run] if len(self._runs) > run else []
+
+    def original_block(self, block: int, *, wait: bool = True) -> list[Any] | None:
+        """The records of the original's ``block`` the feed sent (``early_spans.Feed``; taken out: a
+        block is handed out once), or None: not sent yet when ``wait`` is False; with ``wait``, once
+        a later block or the feed's end has come (the child skipped or dropped it) or the child's
+        output has ended."""
+        while True:
+            got = self._orig.pop(block, None)
+            if got is not None or self._orig_last >= block:
+                return got
+            if not self._step(wait):
+                return self._orig.pop(block, None)
 
     def result(self) -> ReaderOutput | None:
         """The child's output with ``LazySpan``s, or None when it failed (waits for it)."""
@@ -399,11 +430,13 @@ def _widen(fd: int) -> None:
             continue
 
 
-def fork_parse(src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None) -> ForkedParse | None:
+def fork_parse(src: PayloadFile, prelude: Callable[[PayloadFile], Any] | None = None,
+               feed: Callable[[Callable[[Any], None], int], None] | None = None) -> ForkedParse | None:
     """Start parsing ``src`` in a child process (``prelude(src)`` first, when given, its result sent
-    ahead of the spans); None when no process can be started."""
+    ahead of the spans; ``feed(send, spans_parsed)`` after each step of the parse, when given, in the
+    child: ``core.early_spans.Feed``); None when no process can be started."""
     try:
-        return ForkedParse(src, prelude)
+        return ForkedParse(src, prelude, feed)
     except OSError:
         return None
 
