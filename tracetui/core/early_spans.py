@@ -8,12 +8,14 @@ sources take work off this process, which also draws the TUI:
   (``native_index.ForkedParse``) sends its spans as it goes; a span the child has not sent yet is
   waited for when the child is about to send it, else parsed here.
 - **The original** (``_Fed``, ``Feed``): during the early look the same child also parses the
-  original's span lines in blocks of ``FEED_BLOCK``, the odd blocks only, keeping pace with its
-  parse of the replay; the walk parses the even ones. Measured on the 100k pair
-  (``benchmarks/bench_tui.py``), parsing the original's first 27.6k lines was 0.88 s of the walk's
-  1.29 s of CPU in this process, and this process is the one the first divergence waits for. A
-  block the child has not claimed when the walk needs it is claimed here (``FeedState.claim``)
-  and skipped by the child, so neither process waits long for the other.
+  original's span lines in blocks of ``FEED_BLOCK``, keeping pace with its parse of the replay.
+  Each block is parsed by one side: the first to claim it (``FeedState.claim``). The walk claims
+  a block it needs that the child has not (and, while it waits for a replay span, the next ones
+  ahead: ``_Fed.work_ahead``); the child skips what the walk claimed. So the split follows the
+  two processes' speeds: when the walk is ahead, it parses the original itself; when the child
+  is, the walk only walks. Measured on the 100k pair (``benchmarks/bench_tui.py``), parsing the
+  original's first 27.6k lines was 0.88 s of the walk's 1.29 s of CPU in this process, which
+  is the one the first divergence waits for.
 
 A span from the child is used only where the structure scan says it is (same byte offset and line
 number): a file the child reads otherwise (a blank line, say) stops the feed and this process
@@ -40,13 +42,13 @@ from tracetui.core.structure import Structure, _GiveUp, _whole_lines
 __all__ = ["FEED_BLOCK", "Feed", "FeedState", "exact_record"]
 
 FEED_BLOCK = 64
-"""Span lines per block of the original: the child parses the odd blocks (1, 3, 5, ...), the walk the even
-ones. Small enough that waiting for a block the child has started costs ~2 ms."""
+"""Span lines per block of the original (the unit one side claims and parses). Small enough that waiting
+for a block the child has started costs ~2 ms."""
 
 FEED_LEAD = 2 * FEED_BLOCK
 """How far (span lines) the child's parse of the original may run ahead of its parse of the replay."""
 
-_AHEAD_BLOCKS = 8  # work_ahead looks this many odd blocks past the walk's front
+_AHEAD_BLOCKS = 16  # work_ahead parses no further than this many blocks past the walk's front
 
 NEAR = 256
 """A replay span the child will reach within this many lines is waited for, not parsed here as well."""
@@ -128,7 +130,7 @@ class FeedState:
 
 class Feed:
     """In the child (``native_index.ForkedParse(feed=)``): called after each step of the replay's parse
-    with the number of replay spans parsed so far, it parses the original's odd blocks up to that many
+    with the number of replay spans parsed so far, it parses the original's blocks up to that many
     span lines (plus ``FEED_LEAD``) and sends each as ``("orig", block, records)``; ``("orig_end",)``
     when it stops for good (the early look ended, half the original's bytes fed, a line off the
     writer's layout, the end of the file, any error)."""
@@ -166,7 +168,7 @@ class Feed:
     def _block(self, send: Callable[[Any], None]) -> bool:
         """The next block: skipped (even, or this process's) or parsed and sent. False: stop here."""
         b = self._next // FEED_BLOCK
-        if not b & 1 or not self.state.claim(b, _CHILD):
+        if not self.state.claim(b, _CHILD):
             return self._skip(FEED_BLOCK)
         lines, record, recs = self._lines, self._record, []
         for _ in range(FEED_BLOCK):
@@ -248,23 +250,20 @@ class _Spans(dict):  # type: ignore[type-arg]
 
 
 class _Fed(_Spans):
-    """The original's spans by index: the odd blocks (``FEED_BLOCK``) as the child sends them (``Feed``),
+    """The original's spans by index: the blocks (``FEED_BLOCK``) the child claimed as it sends them (``Feed``),
     the rest parsed here. A block the child has started is waited for; one it has not is taken over."""
 
     def __init__(self, st: Structure, src: PayloadFile, limit: int, stream: Any, state: FeedState) -> None:
         super().__init__(st, src, limit)
         self.stream, self.state = stream, state
         self.feeding = True
-        self._mine: set[int] = set()  # odd blocks this process claimed
-        self._top = 0  # the highest index the walk asked for
-        self._ahead = 0  # the last block work_ahead parsed
+        self._mine: set[int] = set()  # blocks this process claimed
+        self._front = 0  # every span before it is parsed: where the walk is (it asks for far ones too)
 
     def __missing__(self, i: int) -> Span:
         if self.feeding and type(i) is int and i >= 0:
-            if self._top < i < self._top + 16 * FEED_BLOCK:  # the walk's front, not a root's far child
-                self._top = i
             b = i // FEED_BLOCK
-            if b & 1 and b not in self._mine:
+            if b not in self._mine:
                 stream = self.stream
                 recs = stream.original_block(b, wait=False)
                 if recs is None:
@@ -279,20 +278,23 @@ class _Fed(_Spans):
         return self._parse(i)
 
     def work_ahead(self) -> bool:
-        """Parse the next odd block past the walk that the child has not claimed (claimed here, so the
+        """Parse the next block past the walk that the child has not claimed (claimed here, so the
         child skips it): what this process does while it waits for the replay's child, which then has
         less of the original to parse. False when there is none near (or a line there would end the
         early look: the walk reaches it itself, if it needs it)."""
         if not self.feeding:
             return False
-        start = self._ahead = max(self._ahead, self._top // FEED_BLOCK) | 1
+        front = self._front
+        while front in self:
+            front += 1
+        self._front = front
+        start = front // FEED_BLOCK
         state, mine = self.state, self._mine
-        for b in range(start, start + 2 * _AHEAD_BLOCKS, 2):
+        for b in range(start, start + _AHEAD_BLOCKS):
             if b in mine or b * FEED_BLOCK >= len(self.st.parents):
                 continue
             if state.claim(b, _APP):
                 mine.add(b)
-                self._ahead = b
                 try:
                     for i in range(b * FEED_BLOCK, min((b + 1) * FEED_BLOCK, len(self.st.parents))):
                         if i not in self:
