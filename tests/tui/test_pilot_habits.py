@@ -324,6 +324,28 @@ async def test_80x24_footer_shows_triage_label_promote(scheduling: tuple[str, st
         assert app.query_one(AlignedView).size.height >= 5
 
 
+async def test_the_footer_composes_its_keys_again_only_when_they_change(scheduling: tuple[str, str]) -> None:
+    """Textual's footer builds its keys again at every refresh of the bindings (the app refreshes them more
+    often than they change, three times while a big pair loads); ours only when what it shows changed."""
+    app = TraceTuiApp(*scheduling)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        before = list(app.screen.query(FooterKey))
+        assert before
+        for _ in range(3):
+            app.refresh_bindings()
+            await pilot.pause()
+        assert list(app.screen.query(FooterKey)) == before  # the same widgets: not composed again
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        narrow = list(app.screen.query(FooterKey))
+        assert narrow and narrow[0] not in before  # narrower: composed again, short descriptions
+        assert any(key.description == "First" for key in narrow)
+        assert not any(key.description == "First" for key in before)
+
+
 async def test_clicking_a_footer_key_runs_it(scheduling: tuple[str, str]) -> None:
     app = TraceTuiApp(*scheduling)
     async with app.run_test(size=(80, 24)) as pilot:
