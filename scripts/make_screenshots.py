@@ -1,6 +1,7 @@
 """Write the README screenshots (``screenshots/*.svg``) from code, by driving the TUI headless.
 
-Each scene opens a pair from ``sample_runs/`` at a fixed terminal size, waits
+Each scene opens a pair from ``sample_runs/`` (the big-pair scene: a generated
+one, by ``benchmarks/bench_diff.py``'s generator) at a fixed terminal size, waits
 for the load worker, presses keys, and exports the screen as SVG
 (``App.export_screenshot``). Nothing is captured by hand, so the pictures
 follow the code; ``tests/tui/test_screenshots.py`` renders the same scenes on
@@ -41,6 +42,10 @@ class Scene:
         title: Window title drawn in the SVG.
         watch: When > 0, ``--watch`` on a replay file being written: its header and this many span lines
             (in the order the writer writes them: when each span ends), then half of the next line.
+        early: When > 0, ``sample`` is ignored: a generated pair of this many spans a run
+            (``benchmarks/bench_diff.py``'s generator, 10 edits, seed 3), big enough for the index loader,
+            shown on its first divergence before the whole pair is read (the whole read is held back
+            until the picture is taken).
     """
 
     name: str
@@ -49,6 +54,7 @@ class Scene:
     size: tuple[int, int] = (120, 36)
     title: str = "tracetui"
     watch: int = 0
+    early: int = 0
 
 
 SCENES: tuple[Scene, ...] = (
@@ -62,8 +68,15 @@ SCENES: tuple[Scene, ...] = (
     Scene("find-scheduling", "scheduling", ("slash", *"slots", "enter", "v"),
           title="tracetui — search (/) and divergent rows only (v)"),
     Scene("watch-scheduling", "scheduling", watch=5, title="tracetui — following a replay being written (--watch)"),
+    Scene("early-big-pair", "", early=3000,
+          title="tracetui — a big pair: the first divergence before the rest is read"),
 )
 """Every scene, in README order."""
+
+
+def needs_sample(scene: Scene) -> bool:
+    """Whether the scene draws a pair of ``sample_runs/`` (else it generates its own)."""
+    return not scene.early
 
 
 def pair_paths(scene: Scene) -> tuple[str, str]:
@@ -100,6 +113,9 @@ async def render_scene(scene: Scene) -> Rendered:
     if scene.watch:
         with tempfile.TemporaryDirectory() as folder:
             return await _render_watch(scene, folder)
+    if scene.early:
+        with tempfile.TemporaryDirectory() as folder:
+            return await _render_early(scene, folder)
     app = TraceTuiApp(*pair_paths(scene))
     async with app.run_test(size=scene.size) as pilot:
         await app.workers.wait_for_complete()
@@ -149,6 +165,50 @@ async def _render_watch(scene: Scene, folder: str) -> Rendered:
                         first_row=first.row if first is not None else None)
 
 
+async def _render_early(scene: Scene, folder: str) -> Rendered:
+    """A big pair on its first divergence, read early (``core.early``), the whole read held back."""
+    import threading
+
+    from tracetui.core.readers import native_index
+    from tracetui.tui import TraceTuiApp
+    from tracetui.tui.widgets.aligned_view import AlignedView
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from benchmarks.bench_diff import ensure_data
+
+    original, replays = ensure_data(Path(folder), scene.early, [10], 3)
+    go = threading.Event()
+    real = native_index.parse_indexed
+
+    def held(src: object, known: object = None, progress: object = None) -> object:
+        go.wait()
+        return real(src, known, progress)  # type: ignore[arg-type]
+
+    native_index.parse_indexed = held  # type: ignore[assignment]
+    try:
+        app = TraceTuiApp(str(original), str(replays[10]))
+        async with app.run_test(size=scene.size) as pilot:
+            for _ in range(1000):
+                if app.diff is not None:
+                    break
+                await pilot.pause(0.02)
+            if app.diff is None or not app.diff.partial:
+                raise SystemExit(f"{scene.name}: the early first divergence did not come")
+            for key in scene.keys:
+                await pilot.press(key)
+            await pilot.pause()
+            first = app.diff.first
+            svg = app.export_screenshot(title=scene.title)
+            go.set()
+            return Rendered(svg=svg, screen=type(app.screen).__name__,
+                            cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
+                            first_row=first.row if first is not None else None)
+    finally:
+        go.set()
+        native_index.parse_indexed = real  # type: ignore[assignment]
+
+
 def write_png(svg: str, path: Path) -> None:
     """PNG of an SVG with cairosvg (``output_width`` 1400 px)."""
     import cairosvg  # type: ignore[import-untyped]
@@ -166,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
-    missing = [s.sample for s in SCENES if not Path(pair_paths(s)[0]).exists()]
+    missing = [s.sample for s in SCENES if needs_sample(s) and not Path(pair_paths(s)[0]).exists()]
     if missing:
         print(f"make_screenshots: sample runs missing: {', '.join(sorted(set(missing)))}", file=sys.stderr)
         return 1

@@ -166,7 +166,7 @@ class Feed:
         send(("orig_end",))
 
     def _block(self, send: Callable[[Any], None]) -> bool:
-        """The next block: skipped (even, or this process's) or parsed and sent. False: stop here."""
+        """The next block: skipped (claimed by this process) or parsed and sent. False: stop here."""
         b = self._next // FEED_BLOCK
         if not self.state.claim(b, _CHILD):
             return self._skip(FEED_BLOCK)
