@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tracetui.core.diff import diff_traces
@@ -248,3 +249,95 @@ def test_rows_not_compared_are_exactly_the_pending_and_placeholder_rows(tmp_path
                 assert ((got.type, got.fields) if got is not None else None) == want.get(_identity(d, n)), n
                 checked += 1
     assert checked > 20
+
+
+def _post_order(lines: list[bytes]) -> list[bytes]:
+    """Span lines in the writer's order: a span when it ends, children before their parent."""
+    objs = [orjson.loads(line) for line in lines]
+    kids: dict[str | None, list[int]] = {}
+    for i, o in enumerate(objs):
+        kids.setdefault(o["parent_id"], []).append(i)
+    out: list[int] = []
+
+    def visit(i: int) -> None:
+        for k in kids.get(objs[i]["span_id"], []):
+            visit(k)
+        out.append(i)
+
+    for r in kids.get(None, []):
+        visit(r)
+    return [lines[i] for i in out]
+
+
+@pytest.mark.parametrize("incremental", [True, False], ids=["incremental", "full"])
+def test_the_writers_order_pairs_mid_run_as_the_file_order_does(tmp_path: Path, incremental: bool) -> None:
+    """Written children first (a span when it ends), a run's spans must pair with the original's where they
+    are, not with its last spans of the same name. Before the fix every written session paired with the
+    original's last one while the root was open: thousands of missing and extra rows mid-run (the
+    open sessions' placeholders sorted before the written sessions, and the common-suffix rule of the
+    alignment paired those). Now the open spans nest as one chain named as the original names them:
+    mid-run, the writer's order shows what the file order shows at the same point."""
+    from tests.builders import generated_pair
+
+    orig, rep = generated_pair(tmp_path, 2000, 10, 3)
+    original = read_trace(orig)
+    lines = rep.read_bytes().splitlines(keepends=True)
+    header, spans = lines[0], _post_order(lines[1:])
+    final_ref = diff_traces(original, read_trace(rep))
+    rp = tmp_path / "live.jsonl"
+    reader, live = TailReader(rp), LiveDiff(original, incremental=incremental)
+    checked = 0
+    with rp.open("wb") as fh:
+        fh.write(header)
+        done = 0
+        for upto in (150, 600, 1200, 1900, len(spans) - 1):
+            fh.write(b"".join(spans[done:upto]))
+            fh.flush()
+            done = upto
+            d = live.update(reader.poll(), path=str(rp))
+            assert len(d.rows) <= len(final_ref.rows) + 1, upto  # no run of extra rows
+            assert len(d.divergences) <= len(final_ref.divergences), upto
+            if upto < len(spans) - 1:
+                assert d.pending, upto  # what the replay has not reached is pending, not missing
+            root_kids = [n for n, r in enumerate(d.rows) if r.depth == 1]
+            first = d.rows[root_kids[0]]
+            assert first.original is not None and first.replay is not None  # the first session pairs with the first
+            assert d.replay.spans[first.replay].span_id == final_ref.replay.spans[final_ref.rows[root_kids[0]].replay].span_id
+            for n in d.placeholder_rows:  # placeholders stand where the original's open spans are
+                r = d.rows[n]
+                assert r.original is not None and d.row_divergence[n] is None
+                assert d.replay.spans[r.replay].name in (original.spans[r.original].name,
+                                                         f"{original.spans[r.original].name} (not written yet)")
+            checked += 1
+        fh.write(spans[-1])
+    final = live.update(reader.poll(), path=str(rp), final=True)
+    assert sorted(map(_key, final.divergences), key=str) == sorted(map(_key, final_ref.divergences), key=str)
+    assert checked == 5
+
+
+def test_placeholder_plan_nests_the_open_spans_and_names_them_from_the_original() -> None:
+    from tracetui.core.watch import ROOT_PLACEHOLDER, _child_types, placeholder_plan
+
+    def agent(sid: str, parent: str | None, seq: int, name: str) -> Span:
+        return Span(sid, parent, seq, SpanKind.AGENT, name, None, None, Status.OK, None, {}, {})
+
+    # run -> session -> step -> tool calls (the shape of an agent with sub-steps)
+    original = [agent("o0", None, 0, "run"), agent("o1", "o0", 1, "session"), agent("o2", "o1", 2, "step"),
+                _span("o3", "o2", 3, "search"), agent("o4", "o0", 4, "session"), agent("o5", "o4", 5, "step"),
+                _span("o6", "o5", 6, "search")]
+    root, types = original[0], _child_types(original)
+    tool = (SpanKind.TOOL, "search")
+    # Open: the root (a session written below it), a session (a step written), a step (a call written).
+    plan = placeholder_plan({"r": 1, "s": 4, "t": 6}, {"r": (SpanKind.AGENT, "session"),
+                                                       "s": (SpanKind.AGENT, "step"), "t": tool}, root, types)
+    assert plan == [("r", None, 1, SpanKind.AGENT, "run (not written yet)"), ("s", "r", 4, SpanKind.AGENT, "session"),
+                    ("t", "s", 6, SpanKind.AGENT, "step")]
+    # Nothing written below the root yet: the open session is not the root; the root gets its own placeholder.
+    plan = placeholder_plan({"s": 2, "t": 3}, {"s": (SpanKind.AGENT, "step"), "t": tool}, root, types)
+    assert [p[:3] for p in plan] == [(ROOT_PLACEHOLDER, None, 2), ("s", ROOT_PLACEHOLDER, 2), ("t", "s", 3)]
+    assert [p[4] for p in plan] == ["run (not written yet)", "session", "step"]
+    # A first child the original never has below such a span: no guess.
+    plan = placeholder_plan({"r": 1, "x": 2}, {"r": (SpanKind.AGENT, "session"), "x": (SpanKind.TOOL, "zzz")},
+                            root, types)
+    assert plan[1] == ("x", "r", 2, SpanKind.AGENT, "(not written yet)")
+    assert placeholder_plan({"x": 3}, {"x": tool}, None, types) == [("x", None, 3, SpanKind.AGENT, "(not written yet)")]

@@ -97,3 +97,20 @@ def test_absent_is_a_dash_and_null_is_null_never_a_crash() -> None:
     assert one_line(ABSENT) == "—" and full_text(ABSENT) == ("—", 1)
     assert one_line(None) == "null" and full_text(None) == ("null", 4)
     assert to_json({"a": ABSENT, "b": [ABSENT, None]}) == '{"a":"(absent)","b":["(absent)",null]}'
+
+
+def test_a_placeholder_is_labelled_as_not_written_yet() -> None:
+    """Watch mode names a parent not written yet as the original's span it stands for (so they pair); the
+    label says it is not written yet, once."""
+    from tracetui.core.model import Span, SpanKind, Status
+    from tracetui.core.watch import PLACEHOLDER
+    from tracetui.tui.formatting import span_label
+
+    def ph(name: str) -> Span:
+        return Span("p", None, 1, SpanKind.AGENT, name, None, None, Status.UNSET, None, {}, {PLACEHOLDER: True})
+
+    assert span_label(ph("session")) == "session (not written yet)"
+    assert span_label(ph("run (not written yet)")) == "run (not written yet)"
+    assert span_label(ph("(not written yet)")) == "(not written yet)"
+    real = Span("s", None, 1, SpanKind.AGENT, "session", None, None, Status.OK, None, {}, {})
+    assert span_label(real) == "session"

@@ -32,9 +32,11 @@ guarantees and where they end.
 
 The writer writes a span when it *ends*, so children come before their parent
 (the root last). A span whose parent is not written yet hangs under a
-*placeholder* of that parent (``PLACEHOLDER`` attribute, no data): the first
-one stands for the run's root (the original root's kind), so the children pair
-with the original's children at once instead of floating as extra roots.
+*placeholder* of that parent (``PLACEHOLDER`` attribute, no data;
+``placeholder_plan``): the first one stands for the run's root (the original
+root's kind), so the children pair with the original's children at once instead
+of floating as extra roots; the others, the spans still open below it, nest in
+one chain and take the kind and name the original gives such a span.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from tracetui.core.readers import SNIFF_BYTES, finish_spans, promote_young_objec
 from tracetui.core.readers.native import _BOM, _header, _LineParser
 from tracetui.core.readers.jsondoc import bom_issue
 
-__all__ = ["PLACEHOLDER", "LiveDiff", "LiveTraceDiff", "ReplaySnapshot", "TailReader"]
+__all__ = ["PLACEHOLDER", "LiveDiff", "LiveTraceDiff", "ReplaySnapshot", "TailReader", "placeholder_plan"]
 
 PLACEHOLDER = "tracetui.placeholder"
 """Attribute set (True) on a span the watcher made up for a parent not written yet."""
@@ -290,6 +292,94 @@ def _clone(span: Span) -> Span:
     return copy.copy(span)
 
 
+_Type = tuple[SpanKind, str]  # (kind, name): what placeholder_plan knows of a span
+
+
+def _child_types(spans: list[Span]) -> dict[_Type, dict[_Type, int]]:
+    """For each (kind, name) of the original's spans, how often each (kind, name) occurs among their
+    children: ``placeholder_plan`` guesses what a parent not written yet is from it."""
+    by_id = {s.span_id: s for s in spans}
+    table: dict[_Type, dict[_Type, int]] = {}
+    for s in spans:
+        parent = by_id.get(s.parent_id) if s.parent_id is not None else None
+        if parent is not None:
+            kids = table.setdefault((parent.kind, parent.name), {})
+            t = (s.kind, s.name)
+            kids[t] = kids.get(t, 0) + 1
+    return table
+
+
+_GUESSABLE = (SpanKind.AGENT, SpanKind.OTHER)  # kinds whose span key is kind and name (align.span_key)
+
+ROOT_PLACEHOLDER = "tracetui.placeholder:root"
+"""``span_id`` of the run root's placeholder while the root has no written child (so no id for it)."""
+
+
+def placeholder_plan(missing: dict[str, int], first_child: dict[str, _Type], root: Span | None,
+                     child_types: dict[_Type, dict[_Type, int]]) -> list[tuple[str, str | None, int, SpanKind, str]]:
+    """The placeholders of a replay being written: ``(span_id, parent_id, seq, kind, name)`` of each.
+
+    Args:
+        missing: Each parent id no written span has -> the lowest ``seq`` of its written children
+            (dict order: as first met in file order).
+        first_child: Each missing parent -> (kind, name) of that lowest-``seq`` child.
+        root: The original's root when it has one (else None).
+        child_types: ``_child_types`` of the original.
+
+    The writer writes a span when it ends, so the parents not written yet are the spans still open:
+    in a run that does one thing at a time, one chain from the root down, and ordered by their first
+    written child they come in that chain's order. So the first stands for the run's root (the
+    original root's kind, its name marked "(not written yet)"; the diff pairs roots of one kind),
+    and each next one is the child of the one before. Its kind and name are guessed from the
+    original: among the children of the spans the parent placeholder stands for, the most frequent
+    (kind, name) whose own children include the kind and name of its first written child (an agent
+    or other span only: their key is kind and name, so it pairs with the original's span at its
+    place). No guess: an agent span named "(not written yet)". Before the root has a written child,
+    the first open span is not the root but one of its children (its first child is of a kind the
+    root's children have below them, not the root itself): the root then gets a placeholder of its
+    own, ``ROOT_PLACEHOLDER``, first in the plan. Its ``seq`` is its first child's
+    (before its children on ties: the caller puts placeholders first), so it sits among its
+    siblings where its children do, not before them all (which made the diff pair the written
+    siblings with the original's last ones: docs/watch.md). A run with parallel branches has
+    several chains; they are nested as one here (a guess can then fail, and the rows of the branch
+    that is not the chain's stay unpaired until their parents are written).
+    """
+    order = sorted(missing, key=missing.__getitem__)
+    if root is not None and order:
+        below = child_types.get((root.kind, root.name), {})
+        want = first_child.get(order[0])
+        if want not in below and any(want in child_types.get(t, ()) for t in below):
+            # The root has no written child yet: the first open span is one of its children, the root
+            # (open too: it ends last) gets a placeholder of its own, under an id no span has.
+            missing = {ROOT_PLACEHOLDER: missing[order[0]], **missing}
+            order.insert(0, ROOT_PLACEHOLDER)
+    plan: list[tuple[str, str | None, int, SpanKind, str]] = []
+    above: _Type | None = None  # what the previous placeholder stands for
+    for k, p in enumerate(order):
+        if k == 0:
+            if root is not None:
+                plan.append((p, None, missing[p], root.kind, f"{root.name} (not written yet)"))
+                above = (root.kind, root.name)
+            else:
+                plan.append((p, None, missing[p], SpanKind.AGENT, "(not written yet)"))
+                above = None
+            continue
+        guess: _Type | None = None
+        kids = child_types.get(above) if above is not None else None
+        if kids:
+            want = first_child.get(p)
+            best = 0
+            for t, count in kids.items():
+                if count > best and t[0] in _GUESSABLE and want in child_types.get(t, ()):
+                    guess, best = t, count
+        if guess is not None:
+            plan.append((p, order[k - 1], missing[p], guess[0], guess[1]))
+        else:
+            plan.append((p, order[k - 1], missing[p], SpanKind.AGENT, "(not written yet)"))
+        above = guess
+    return plan
+
+
 class LiveDiff:
     """Successive diffs of a fixed original against a growing replay, rows never moving.
 
@@ -308,6 +398,7 @@ class LiveDiff:
         self._by_o: dict[int, int] = {}
         self._by_r: dict[str, int] = {}
         self._side: Any = None  # align.prepare of the original, kept across updates
+        self._child_types = _child_types(original.spans)  # placeholder_plan's table of the original
         base = diff_traces(original, Trace(spans=[], path=""))  # the original's own rows: the same every time
         self._base = ([r.original for r in base.rows], [r.depth for r in base.rows])
         self._skeleton()
@@ -402,24 +493,21 @@ class LiveDiff:
     def _with_placeholders(self, spans: list[Span]) -> tuple[list[Span], set[str]]:
         ids = {s.span_id for s in spans}
         missing: dict[str, int] = {}
+        first: dict[str, Span] = {}  # each missing parent's first written child (lowest seq, then file order)
         for s in spans:
             p = s.parent_id
             if p is not None and p not in ids:
+                if p not in missing or s.seq < missing[p]:
+                    first[p] = s
                 missing[p] = min(missing.get(p, s.seq), s.seq)
         if not missing:
             return spans, set()
         roots = [s for s in self.original.spans if s.parent_id is None]
-        order = sorted(missing, key=lambda p: missing[p])
-        made: list[Span] = []
-        top = order[0]
-        for p in order:
-            if p == top and len(roots) == 1:
-                kind, name, parent = roots[0].kind, f"{roots[0].name} (not written yet)", None
-            else:
-                kind, name, parent = SpanKind.AGENT, "(not written yet)", (None if p == top else top)
-            made.append(Span(p, parent, min(missing[p], missing[top]), kind, name, None, None, Status.UNSET, None,
-                             {}, {PLACEHOLDER: True}))
-        return made + spans, set(order)  # placeholders first: ties on seq keep them before their children
+        plan = placeholder_plan(missing, {p: (c.kind, c.name) for p, c in first.items()},
+                                roots[0] if len(roots) == 1 else None, self._child_types)
+        made = [Span(p, parent, seq, kind, name, None, None, Status.UNSET, None, {}, {PLACEHOLDER: True})
+                for p, parent, seq, kind, name in plan]
+        return made + spans, {p for p, *_ in plan}  # placeholders first: ties on seq keep them before their children
 
     def _place(self, d: TraceDiff) -> bool:
         """Assign each row of ``d`` to a slot; True when a slot shown before would be left empty."""

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 from tracetui.core.align import AlignedRow, _align_lists, _Side, _wraps, prepare, span_key
 from tracetui.core.compare import OUTPUT, compare_pair, field_side, screen_pairs
 from tracetui.core.diff import Divergence, _one_sided
-from tracetui.core.model import Span, SpanKind, Status, Trace
+from tracetui.core.model import Span, Status, Trace
 
 if TYPE_CHECKING:
     from tracetui.core.watch import LiveDiff, LiveTraceDiff, ReplaySnapshot
@@ -178,28 +178,25 @@ class _Engine:
             self.real = list(map(clones.__getitem__, self.fids))
         return dirty
 
-    def _placeholders(self) -> tuple[list[Span], list[_Id], dict[_Id, list[_Id]], int]:
-        """``LiveDiff._with_placeholders``' spans from the table of missing parents: (spans, ids,
-        children of each, their seq)."""
-        from tracetui.core.watch import PLACEHOLDER
+    def _placeholders(self) -> tuple[list[Span], list[_Id], dict[_Id, list[_Id]]]:
+        """``LiveDiff._with_placeholders``' spans from the table of missing parents
+        (``watch.placeholder_plan``): (spans, ids, children of each), in the plan's order (``seq``
+        not going down)."""
+        from tracetui.core.watch import PLACEHOLDER, placeholder_plan
 
-        missing = self.missing
+        missing, orph, clones = self.missing, self.orph, self.clones
         if not missing:
-            return [], [], {}, -1
-        mo = sorted(missing, key=missing.__getitem__)
-        top = mo[0]
-        seq = missing[top]
-        one = len(self.oroots) == 1
+            return [], [], {}
+        first = {p: (clones[orph[p][0]].kind, clones[orph[p][0]].name) for p in missing}
+        plan = placeholder_plan(missing, first, self.oroots[0] if len(self.oroots) == 1 else None,
+                                self.live._child_types)
         made: list[Span] = []
         ids: list[_Id] = []
         cache: dict[tuple[Any, ...], Span] = {}
         b = self.b
-        for p in mo:
-            if p == top and one:
-                kind, name, parent = self.oroots[0].kind, f"{self.oroots[0].name} (not written yet)", None
-            else:
-                kind, name, parent = SpanKind.AGENT, "(not written yet)", (None if p == top else top)
-            ck = (p, parent, seq, kind, name)
+        top = plan[0][0]
+        for ck in plan:
+            p, parent, seq, kind, name = ck
             sp = self.ph_cache.get(ck)
             if sp is None:
                 sp = Span(p, parent, seq, kind, name, None, None, Status.UNSET, None, {}, {PLACEHOLDER: True})
@@ -210,10 +207,16 @@ class _Engine:
             made.append(sp)
             ids.append(pid)
         self.ph_cache = cache
-        kids: dict[_Id, list[_Id]] = {ids[0]: [*ids[1:], *self.orph.get(top, ())]}
-        for p, pid in zip(mo[1:], ids[1:]):
-            kids[pid] = list(self.orph[p])
-        return made, ids, kids, seq
+        kids: dict[_Id, list[_Id]] = {}
+        for k, pid in enumerate(ids):  # its written children, and the next placeholder of the chain
+            real = orph.get(plan[k][0], ())
+            if k + 1 == len(ids):
+                kids[pid] = list(real)
+                continue
+            nseq = plan[k + 1][2]
+            at = bisect_left(real, nseq, key=lambda f: clones[f].seq)  # before written ones of its seq
+            kids[pid] = [*real[:at], ids[k + 1], *real[at:]]
+        return made, ids, kids
 
     # -- one update ----------------------------------------------------------------------------
 
@@ -237,14 +240,23 @@ class _Engine:
 
         live, a, b, clones = self.live, self.a, self.b, self.clones
         ospans = self.ospans
-        made, phids, phkids, ph_seq = self._placeholders()
+        made, phids, phkids = self._placeholders()
         kids = self.kids
         fids = self.fids
         if made:
-            i = bisect_left(self.order, (ph_seq, -1))
-            replay_spans = [*self.real[:i], *made, *self.real[i:]]
-            rids: list[_Id] = [*fids[:i], *phids, *fids[i:]]
-            ri = bisect_left(self.roots, (ph_seq, -1))
+            replay_spans = []
+            rids: list[_Id] = []
+            i = 0
+            for sp, pid in zip(made, phids):  # each before the written spans of its seq and after
+                at = bisect_left(self.order, (sp.seq, -1))
+                replay_spans.extend(self.real[i:at])
+                rids.extend(fids[i:at])
+                replay_spans.append(sp)
+                rids.append(pid)
+                i = at
+            replay_spans.extend(self.real[i:])
+            rids.extend(fids[i:])
+            ri = bisect_left(self.roots, (made[0].seq, -1))
             broots: list[_Id] = [f for _, f in self.roots]
             broots.insert(ri, phids[0])
         else:

@@ -19,6 +19,9 @@ from tracetui.core.canonical import parse_json_string
 from tracetui.core.compare import ABSENT
 from tracetui.core.model import Span, SpanKind
 
+PLACEHOLDER = "tracetui.placeholder"  # core.watch.PLACEHOLDER (not imported: watch pulls in the readers)
+NOT_WRITTEN = " (not written yet)"
+
 ELLIPSIS = "…"
 
 ABSENT_TEXT = "—"
@@ -211,6 +214,8 @@ def span_label(span: Span) -> str:
         label = f"{span.name}({clip(query if isinstance(query, str) else to_json(query), 80)})"
     else:
         label = span.name
+        if span.attributes.get(PLACEHOLDER) and not label.endswith(NOT_WRITTEN.strip()):
+            label += NOT_WRITTEN  # watch mode: a parent not written yet, named as the original's span it stands for
     if span.status.value == "error":
         label = f"✗ {span.error_type or 'error'} {label}"
     return visible(clip(label, 400))
