@@ -199,11 +199,10 @@ async def _render_early(scene: Scene, folder: str) -> Rendered:
                 await pilot.press(key)
             await pilot.pause()
             first = app.diff.first
-            svg = app.export_screenshot(title=scene.title)
-            go.set()
-            return Rendered(svg=svg, screen=type(app.screen).__name__,
+            shot = Rendered(svg=app.export_screenshot(title=scene.title), screen=type(app.screen).__name__,
                             cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
                             first_row=first.row if first is not None else None)
+        return shot  # the read is released once the app has closed (below), not while it shuts down
     finally:
         go.set()
         native_index.parse_indexed = real  # type: ignore[assignment]

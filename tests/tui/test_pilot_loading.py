@@ -50,6 +50,54 @@ async def test_first_frame_shows_loading_before_data(monkeypatch: pytest.MonkeyP
         assert app.query_one(SpanDetail).text.startswith("row 2 · args_mismatch")
 
 
+async def test_n_and_p_while_loading_say_so_not_that_the_runs_agree(monkeypatch: pytest.MonkeyPatch,
+                                                                   tiny: tuple[str, str]) -> None:
+    """Before the pair is read nothing is known: n/p must not claim "no divergence: the runs agree" (a
+    held-out tester's finding)."""
+    import tracetui.core.readers as readers_module
+
+    gate = threading.Event()
+    real_read = readers_module.read_trace
+
+    def slow_read(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(5)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(readers_module, "read_trace", slow_read)
+    app = TraceTuiApp(*tiny)
+    said: list[str] = []
+    monkeypatch.setattr(app, "notify", lambda message, *a, **k: said.append(str(message)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("n", "p")
+        assert said and all("still loading" in m for m in said) and not any("agree" in m for m in said)
+        gate.set()
+        await wait_loaded(pilot)
+
+
+async def test_load_messages_after_the_app_began_to_shut_down_are_dropped(tiny: tuple[str, str]) -> None:
+    """A read released just as the app exits posts its messages while the widgets are being removed (a
+    held-out tester's flake in the screenshot script: NoMatches on StatusBar); they are dropped."""
+    from tracetui.tui.messages import EarlyLoaded, LoadProgress
+
+    app = TraceTuiApp(*tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        generation = app._load_generation
+        app.reloading = True
+        app._running = False  # as App._shutdown sets it before it removes the widgets
+        try:
+            for bar in app.screen_stack[0].query(StatusBar):
+                bar.remove()
+            await pilot.pause()
+            app.on_load_progress(LoadProgress(0.5, generation))  # no NoMatches
+            app.on_early_loaded(EarlyLoaded(app.diff, generation))
+            app.on_pair_loaded(PairLoaded(app.diff, generation))
+            app.on_load_failed(LoadFailed("replay", "x", "gone", generation=generation))
+        finally:
+            app._running = True
+
+
 @pytest.mark.parametrize(
     ("replay", "side_words", "facts"),
     [

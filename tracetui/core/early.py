@@ -200,8 +200,10 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
 
 def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int,
           tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
-    a = prepared_side(so, _Keys(so), fo.parents)
-    b = prepared_side(sr, _Keys(sr), fr.parents)
+    ka, kb = _Keys(so), _Keys(sr)
+    so.asked, sr.asked = ka, kb  # the limit counts what the walk asked for (a key per span), not what is held
+    a = prepared_side(so, ka, fo.parents)
+    b = prepared_side(sr, kb, fr.parents)
     intern: dict[Hashable, int] = {}
     same: list[bool] = []
     rows: list[AlignedRow] = []

@@ -114,15 +114,20 @@ class LoadingMixin:
         # never let a bug become a traceback on screen
         return LoadFailed(side, path, f"internal error: {type(exc).__name__}: {exc}", generation=generation)
 
+    def _stale(self, message: Any) -> bool:
+        """A load message to drop: from a read superseded by another, or come while the app shuts down
+        (its widgets are being removed: a read released just before the app exits posts on)."""
+        return message.generation != self._load_generation or not self.is_running  # type: ignore[attr-defined]
+
     def on_load_progress(self, message: LoadProgress) -> None:
-        if message.generation == self._load_generation and self.reloading:
+        if not self._stale(message) and self.reloading:
             self._main(StatusBar).set_progress(message.fraction)
 
     def on_early_loaded(self, message: EarlyLoaded) -> None:
         """Show the first rows and the first divergence while the rest of the pair is read (big pairs:
         ``core.early``); keys that need the whole pair say so until ``PairLoaded``."""
-        if message.generation != self._load_generation:
-            return  # a read superseded by another
+        if self._stale(message):
+            return  # a read superseded by another, or the app shutting down
         if self.diff is not None or self.load_error is not None:
             return  # a pair is shown already (a reload), or the read failed meanwhile
         diff = message.diff
@@ -147,8 +152,8 @@ class LoadingMixin:
         return True
 
     def on_pair_loaded(self, message: PairLoaded) -> None:
-        if message.generation != self._load_generation:
-            return  # a read superseded by another (R pressed meanwhile...)
+        if self._stale(message):
+            return  # a read superseded by another (R pressed meanwhile...), or the app shutting down
         diff = message.diff
         early = self.diff if self.diff is not None and self.diff.partial else None
         self.diff = diff
@@ -199,7 +204,7 @@ class LoadingMixin:
                 )
 
     def on_load_failed(self, message: LoadFailed) -> None:
-        if message.generation != self._load_generation:
+        if self._stale(message):
             return
         for screen in self.screen_stack[1:]:  # a pair screen opened on the early rows: nothing to show now
             if self.diff is not None and getattr(screen, "diff", None) is self.diff:

@@ -175,6 +175,8 @@ class WatchMixin:
         from tracetui.tui.widgets.status_bar import StatusBar
 
         app: Any = self
+        if not app.is_running:
+            return  # the app shuts down: its widgets are being removed
         self.watch_state = "waiting"
         if app.diff is None:
             app._main(AlignedView).placeholder = f"waiting for {os.path.basename(message.path)}…"
@@ -187,8 +189,8 @@ class WatchMixin:
         from tracetui.tui.widgets.status_bar import StatusBar
 
         app: Any = self
-        if not self.watching:
-            return  # stopped (another replay loaded) while this was queued
+        if not self.watching or not app.is_running:
+            return  # stopped (another replay loaded) while this was queued, or the app shuts down
         diff = message.diff
         view = app._main(AlignedView)
         old = app.diff
@@ -227,7 +229,7 @@ class WatchMixin:
         from tracetui.tui.widgets.status_bar import StatusBar
 
         app: Any = self
-        if not self.watching:
+        if not self.watching or not app.is_running:
             return
         self.watching = False
         self.following = False

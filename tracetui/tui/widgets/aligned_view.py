@@ -566,6 +566,8 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
             self.cursor_row = divergent[i]
         elif self._diff is not None and self._diff.partial:
             self._still_reading("Later divergences are shown")
+        elif self._diff is None:
+            self._say("the pair is still loading", "divergences")  # not "the runs agree": nothing is known yet
         else:
             self.app.bell()
             self._say("no divergence below this row" if divergent else "no divergence: the runs agree", "divergences")
@@ -578,6 +580,8 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
             i -= 1
         if i >= 0:
             self.cursor_row = divergent[i]
+        elif self._diff is None:
+            self._say("the pair is still loading", "divergences")
         else:
             self.app.bell()
             self._say("no divergence above this row" if divergent else "no divergence: the runs agree", "divergences")
