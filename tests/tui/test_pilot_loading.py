@@ -19,19 +19,25 @@ from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.widgets.status_bar import StatusBar
 
 
-async def test_first_frame_shows_loading_before_data(monkeypatch: pytest.MonkeyPatch, tiny: tuple[str, str]) -> None:
-    """The screen is drawn in a loading state while the worker reads; the data lands afterwards via PairLoaded,
-    even with the help screen open meanwhile."""
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Holds the load worker's read of the original until set (5 s at most)."""
     import tracetui.core.readers as readers_module  # the app's load worker calls read_pair, which calls these
 
-    gate = threading.Event()
+    held = threading.Event()
     real_read = readers_module.read_trace
 
     def slow_read(*args, **kwargs):  # type: ignore[no-untyped-def]
-        gate.wait(5)
+        held.wait(5)
         return real_read(*args, **kwargs)
 
     monkeypatch.setattr(readers_module, "read_trace", slow_read)
+    return held
+
+
+async def test_first_frame_shows_loading_before_data(gate: threading.Event, tiny: tuple[str, str]) -> None:
+    """The screen is drawn in a loading state while the worker reads; the data lands afterwards via PairLoaded,
+    even with the help screen open meanwhile."""
     messages: list[object] = []
     app = TraceTuiApp(*tiny)
     async with app.run_test(size=(100, 30), message_hook=messages.append) as pilot:
@@ -50,20 +56,10 @@ async def test_first_frame_shows_loading_before_data(monkeypatch: pytest.MonkeyP
         assert app.query_one(SpanDetail).text.startswith("row 2 · args_mismatch")
 
 
-async def test_n_and_p_while_loading_say_so_not_that_the_runs_agree(monkeypatch: pytest.MonkeyPatch,
+async def test_n_and_p_while_loading_say_so_not_that_the_runs_agree(monkeypatch: pytest.MonkeyPatch, gate: threading.Event,
                                                                    tiny: tuple[str, str]) -> None:
     """Before the pair is read nothing is known: n/p must not claim "no divergence: the runs agree" (a
     held-out tester's finding)."""
-    import tracetui.core.readers as readers_module
-
-    gate = threading.Event()
-    real_read = readers_module.read_trace
-
-    def slow_read(*args, **kwargs):  # type: ignore[no-untyped-def]
-        gate.wait(5)
-        return real_read(*args, **kwargs)
-
-    monkeypatch.setattr(readers_module, "read_trace", slow_read)
     app = TraceTuiApp(*tiny)
     said: list[str] = []
     monkeypatch.setattr(app, "notify", lambda message, *a, **k: said.append(str(message)))

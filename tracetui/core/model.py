@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
+PLACEHOLDER = "tracetui.placeholder"
+"""Attribute set (True) on a span watch mode made up for a parent not written yet (``core.watch``; the TUI
+labels it "(not written yet)")."""
+
 
 class SpanKind(str, Enum):
     """The span kinds of tracetui/1 (see the glossary in docs/format.md).

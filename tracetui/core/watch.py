@@ -54,15 +54,13 @@ import orjson
 from tracetui.core.align import prepare
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status, Trace
+from tracetui.core.model import PLACEHOLDER, ReadIssue, Span, SpanKind, Status, Trace
 from tracetui.core.readers import SNIFF_BYTES, finish_spans, promote_young_objects, read_replay, sniff_format
 from tracetui.core.readers.native import _BOM, _header, _LineParser
 from tracetui.core.readers.jsondoc import bom_issue
 
 __all__ = ["PLACEHOLDER", "LiveDiff", "LiveTraceDiff", "ReplaySnapshot", "TailReader", "placeholder_plan"]
 
-PLACEHOLDER = "tracetui.placeholder"
-"""Attribute set (True) on a span the watcher made up for a parent not written yet."""
 
 _CHUNK = 1 << 20
 
@@ -492,16 +490,14 @@ class LiveDiff:
 
     def _with_placeholders(self, spans: list[Span]) -> tuple[list[Span], set[str]]:
         ids = {s.span_id for s in spans}
-        missing: dict[str, int] = {}
         first: dict[str, Span] = {}  # each missing parent's first written child (lowest seq, then file order)
         for s in spans:
             p = s.parent_id
-            if p is not None and p not in ids:
-                if p not in missing or s.seq < missing[p]:
-                    first[p] = s
-                missing[p] = min(missing.get(p, s.seq), s.seq)
-        if not missing:
+            if p is not None and p not in ids and (p not in first or s.seq < first[p].seq):
+                first[p] = s
+        if not first:
             return spans, set()
+        missing = {p: c.seq for p, c in first.items()}  # in the order first met, as placeholder_plan wants
         roots = [s for s in self.original.spans if s.parent_id is None]
         plan = placeholder_plan(missing, {p: (c.kind, c.name) for p, c in first.items()},
                                 roots[0] if len(roots) == 1 else None, self._child_types)

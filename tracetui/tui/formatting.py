@@ -17,9 +17,8 @@ from rich.cells import cell_len, set_cell_size
 
 from tracetui.core.canonical import parse_json_string
 from tracetui.core.compare import ABSENT
-from tracetui.core.model import Span, SpanKind
+from tracetui.core.model import PLACEHOLDER, Span, SpanKind
 
-PLACEHOLDER = "tracetui.placeholder"  # core.watch.PLACEHOLDER (not imported: watch pulls in the readers)
 NOT_WRITTEN = " (not written yet)"
 
 ELLIPSIS = "…"
