@@ -17,7 +17,7 @@ from tracetui.core.lazy import lazy_getattr
 _EXPORTS = {
     "AgentSpec": "tracetui.core.harness.agent",
     "load_agent": "tracetui.core.harness.agent",
-    "RunContext": "tracetui.core.harness.context",
+    "RunContext": "tracetui.core.harness.runcontext",
     "Outcome": "tracetui.core.harness.context",
     "MODES": "tracetui.core.harness.context",
     "LLM_MODES": "tracetui.core.harness.context",

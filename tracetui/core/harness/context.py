@@ -1,5 +1,6 @@
-"""The agent context: the one door through which an agent reaches tools, models, retrieval, the
-clock and randomness, with a backend per record mode.
+"""The harness engine: the one door through which an agent reaches tools, models, retrieval, the
+clock and randomness, with a backend per record mode (``Session``; the agent's ``ctx`` is a
+``RunContext`` over it, ``tracetui.core.harness.runcontext``).
 
 An agent is ``run(ctx, input)``. It calls ``ctx.tool``, ``ctx.llm``, ``ctx.retrieve``,
 ``ctx.decide``, ``ctx.now`` and ``ctx.new_id`` instead of its clients. In ``record`` mode they
@@ -15,13 +16,10 @@ import builtins
 import random
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-
-import orjson
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import (
@@ -40,10 +38,11 @@ from tracetui.core.harness.cassette import (
     retrieval_tool,
 )
 from tracetui.core.harness.fixture import snapshot, state_changes
-from tracetui.core.harness.guard import allow_network
 from tracetui.core.harness.redact import Redactor
+from tracetui.core.harness.steps import Live, Steps, arun_steps, copy_value, jsonable, run_steps, short_json
 from tracetui.core.harness.writer import TraceWriter
 from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.otel_messages import normalize_finish_reason
 
 MODES = ("record", "strict", "loose", "fixture")
 """Record modes (vcrpy's word): ``record`` calls live and writes; the others replay."""
@@ -148,7 +147,20 @@ class Session:
         return span
 
     # ---- tools ------------------------------------------------------------------------------
-    def tool(self, name: str, args: Mapping[str, Any] | None, idempotency_key: str | None) -> Any:
+    def tool(self, name: str, args: Mapping[str, Any] | None, idempotency_key: str | None,
+             live: Callable[[], Any] | None = None) -> Any:
+        """``tool_steps`` driven from sync code (``run_steps``)."""
+        return run_steps(self.tool_steps(name, args, idempotency_key, live))
+
+    async def atool(self, name: str, args: Mapping[str, Any] | None, idempotency_key: str | None,
+                    live: Callable[[], Any] | None = None) -> Any:
+        """``tool_steps`` driven from a coroutine (``arun_steps``): ``live`` may be async."""
+        return await arun_steps(self.tool_steps(name, args, idempotency_key, live))
+
+    def tool_steps(self, name: str, args: Mapping[str, Any] | None, idempotency_key: str | None,
+                   live: Callable[[], Any] | None = None) -> Steps[Any]:
+        """One tool call: recorded live, served from the recording, intercepted (a write) or a
+        divergence. ``live`` is the live call (default ``TOOLS[name](**args)``)."""
         if not isinstance(name, str) or not name:
             raise HarnessError(f"ctx.tool: the tool name must be a non-empty string, not {name!r}")
         args = {} if args is None else args
@@ -166,21 +178,34 @@ class Session:
                                 "effect": "write" if write else "read",
                                 "mode": "live" if self.mode == "record" else "replay"}
         self.outcome.path.append((name, key))
+        fn = self.spec.tools.get(name)
+        if live is None and fn is not None:
+            live = lambda: fn(**args)  # noqa: E731
         if self.mode == "record":
-            fn = self.spec.tools.get(name)
-            if fn is None:
+            if live is None:
                 return self._fail(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, HarnessError(
                     f"the agent called tool {name!r}, which TOOLS does not have "
                     f"(it has: {', '.join(sorted(self.spec.tools)) or 'none'})"))
-            return self._live(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", name,
-                              lambda: fn(**args))
+            return (yield from self._live(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output",
+                                          name, live))
         attrs: dict[str, Any] = {}
         if write:
             return self._write(span_id, seq, start, name, data, red_args, key, idempotency_key, attrs, args)
-        return self._read(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", name,
-                          red_args, key, lambda: self.spec.tools[name](**args), name in self.spec.tools)
+        return (yield from self._read(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output",
+                                      name, red_args, key, live))
 
     def retrieve(self, index: str, query: Any, kw: dict[str, Any]) -> Any:
+        """``retrieve_steps`` driven from sync code."""
+        return run_steps(self.retrieve_steps(index, query, kw))
+
+    async def aretrieve(self, index: str, query: Any, kw: dict[str, Any]) -> Any:
+        """``retrieve_steps`` driven from a coroutine."""
+        return await arun_steps(self.retrieve_steps(index, query, kw))
+
+    def retrieve_steps(self, index: str, query: Any, kw: dict[str, Any],
+                       live: Callable[[], Any] | None = None) -> Steps[Any]:
+        """One retrieval (a read, keyed by index, query and ``kw``); ``live`` defaults to
+        ``RETRIEVERS[index](query, **kw)``."""
         tool = retrieval_tool(str(index))
         span_id, seq, start = self._open()
         red_query = self.redactor.value(query)
@@ -198,29 +223,31 @@ class Session:
             data["params"] = params
         self.outcome.path.append((tool, key))
         name = f"retrieve {index}"
+        fn = self.spec.retrievers.get(index)
+        if live is None and fn is not None:
+            live = lambda: fn(query, **kw)  # noqa: E731
         if self.mode == "record":
-            fn = self.spec.retrievers.get(index)
-            if fn is None:
+            if live is None:
                 return self._fail(span_id, seq, start, SpanKind.RETRIEVAL, name, data, HarnessError(
                     f"the agent retrieved from index {index!r}, which RETRIEVERS does not have "
                     f"(it has: {', '.join(sorted(self.spec.retrievers)) or 'none'})"))
-            return self._live(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", None,
-                              lambda: fn(query, **kw))
-        return self._read(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", tool, args, key,
-                          lambda: self.spec.retrievers[index](query, **kw), index in self.spec.retrievers)
+            return (yield from self._live(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", None,
+                                          live))
+        return (yield from self._read(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", tool, args,
+                                      key, live))
 
     def _live(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
-              out_field: str, tool: str | None, call: Callable[[], Any]) -> Any:
+              out_field: str, tool: str | None, call: Callable[[], Any]) -> Steps[Any]:
         self.outcome.live_calls += 1
         try:
-            output = call()
+            output = yield Live(call)
         except Exception as exc:
             data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)}, tool=tool)
             if kind is SpanKind.TOOL:
                 data["output_truncated"] = False
             self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(exc).__name__)
             raise
-        data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+        data[out_field] = self.redactor.value(jsonable(output), tool=tool)
         if kind is SpanKind.TOOL:
             data["output_truncated"] = False
         self._emit(span_id, seq, start, kind, name, data)
@@ -233,7 +260,7 @@ class Session:
         raise exc
 
     def _read(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
-              out_field: str, tool: str, red_args: Any, key: str, live: Callable[[], Any], has_live: bool) -> Any:
+              out_field: str, tool: str, red_args: Any, key: str, live: Callable[[], Any] | None) -> Steps[Any]:
         if self.mode == "fixture":
             try:
                 output = self.fixture.call(tool, red_args, write=False)
@@ -247,11 +274,11 @@ class Session:
                 self._fixture_failure(span_id, seq, start, kind, name, data, out_field, tool, err, {})
                 raise
             self.outcome.served += 1
-            data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+            data[out_field] = self.redactor.value(jsonable(output), tool=tool)
             if kind is SpanKind.TOOL:
                 data["output_truncated"] = False
             self._emit(span_id, seq, start, kind, name, data, attributes={"replay.source": "fixture"})
-            return _copy(data[out_field])
+            return copy_value(data[out_field])
         assert self.cassette is not None
         rec = self.cassette.take(tool, key)
         if isinstance(rec, Recording) and rec.span.data.get("output_truncated") is True:
@@ -260,19 +287,18 @@ class Session:
             self.outcome.served += 1
             return self._serve(span_id, seq, start, kind, name, data, out_field, rec, "recording")
         self.outcome.misses += 1
-        if self.mode == "loose" and self.allow_live and has_live:
+        if self.mode == "loose" and self.allow_live and live is not None:
             self.outcome.live_calls += 1
             if kind is SpanKind.TOOL:
                 data["mode"] = "live"
-            with allow_network():
-                try:
-                    output = live()
-                except Exception as exc:
-                    data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)})
-                    self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR,
-                               error_type=type(exc).__name__, attributes={"replay.source": "live"})
-                    raise
-            data[out_field] = self.redactor.value(_jsonable(output), tool=tool)
+            try:
+                output = yield Live(live, network=True)
+            except Exception as exc:
+                data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)})
+                self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR,
+                           error_type=type(exc).__name__, attributes={"replay.source": "live"})
+                raise
+            data[out_field] = self.redactor.value(jsonable(output), tool=tool)
             self._emit(span_id, seq, start, kind, name, data, attributes={"replay.source": "live"})
             return output
         why = None
@@ -297,7 +323,7 @@ class Session:
                        attributes=attrs)
             raise _recorded_error(rec.tool, rec.span.error_type, output)
         self._emit(span_id, seq, start, kind, name, data, attributes=attrs)
-        return _copy(output)
+        return copy_value(output)
 
     def _miss(self, tool: str, red_args: Any, key: str, recorded: int, span_id: str, seq: int,
               why: str | None = None) -> UnrecordedCall | RecordingExhausted:
@@ -306,7 +332,7 @@ class Session:
                    f"response{'s' if recorded > 1 else ''}, all served. Nothing was sent to a live system.")
             return RecordingExhausted(tool, red_args, recorded, msg, span_id=span_id)
         nearest = self.cassette.nearest(tool, red_args) if self.cassette is not None else []
-        head = f"unrecorded call {tool} {_short_json(red_args)}: " + (why or "the recording has no response for "
+        head = f"unrecorded call {tool} {short_json(red_args)}: " + (why or "the recording has no response for "
                                                                        "this tool and these arguments")
         msg = head + ". Nothing was sent to a live system."
         if nearest:
@@ -367,7 +393,7 @@ class Session:
             for change in state_changes(before, snapshot(self.fixture)):
                 change["by"] = {"position": position, "tool": name, "span_id": span_id}
                 self.outcome.changes.append(change)
-            output = self.redactor.value(_jsonable(output), tool=name)
+            output = self.redactor.value(jsonable(output), tool=name)
         else:
             rec = self.cassette.take(name, key) if self.cassette is not None else 0
             if isinstance(rec, Recording):
@@ -385,7 +411,7 @@ class Session:
         data["output"] = output
         data["output_truncated"] = False
         self._emit(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, attributes=attrs)
-        return _copy(output)
+        return copy_value(output)
 
     def _fixture_failure(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
                          out_field: str, tool: str, err: Exception, attrs: dict[str, Any]) -> None:
@@ -401,11 +427,49 @@ class Session:
     # ---- LLM --------------------------------------------------------------------------------
     def llm(self, messages: Any, model: str, prompt_id: str | None, prompt_version: str | None,
             params: dict[str, Any]) -> Any:
+        """``ctx.llm``: ``llm_steps`` driven from sync code, the assistant message returned."""
+        raw, data = run_steps(self.llm_steps(messages, model, prompt_id, prompt_version, params))
+        return _llm_value(self.mode, raw, data)
+
+    async def allm(self, messages: Any, model: str, prompt_id: str | None, prompt_version: str | None,
+                   params: dict[str, Any]) -> Any:
+        """``ctx.allm``: ``llm_steps`` driven from a coroutine (``MODEL`` may be async)."""
+        raw, data = await arun_steps(self.llm_steps(messages, model, prompt_id, prompt_version, params))
+        return _llm_value(self.mode, raw, data)
+
+    def llm_steps(self, messages: Any, model: str, prompt_id: str | None, prompt_version: str | None,
+                  params: dict[str, Any], *, live: Callable[[], Any] | None = None,
+                  decode: Callable[[Any], dict[str, Any]] | None = None,
+                  inputs: Mapping[str, Any] | None = None) -> Steps[tuple[Any, dict[str, Any]]]:
+        """One model call: recorded live, served from the recording (frozen replay) or made again
+        (model-in-the-loop replay).
+
+        Args:
+            messages: The rendered messages (tracetui's message shape, docs/format.md).
+            model, prompt_id, prompt_version, params: As recorded; frozen replay matches model,
+                messages and params (and the prompt id/version when given).
+            live: The live call (default ``MODEL(messages, model=model, **params)``).
+            decode: The live call's value -> the span's output fields (``output``,
+                ``finish_reason``, ``usage``, ``response_id`` and any other, such as the wire
+                response); unredacted, redacted here. Default: the value is the assistant message.
+            inputs: More input fields for the span (``provider``, ``tool_schemas_hash``,
+                ``prompt_hash``, the wire request...), unredacted; they override the defaults.
+
+        Returns:
+            ``(raw, data)``: the live call's own value (None when served from the recording) and
+            the span's data as written (redacted; a frozen replay's carries the recorded output
+            fields).
+
+        Raises:
+            InputMismatch: frozen replay of a call the recording does not hold.
+            HarnessError: no live call and no ``MODEL``.
+            Whatever the live call raised (recorded as a failed span first).
+        """
         span_id, seq, start = self._open()
         position = self._llm_position
         self._llm_position += 1
-        red_messages = self.redactor.value(_jsonable(messages))
-        red_params = self.redactor.value(_jsonable(params))
+        red_messages = self.redactor.value(jsonable(messages))
+        red_params = self.redactor.value(jsonable(params))
         info = self.spec.model_info
         data: dict[str, Any] = {"model": model}
         if info.get("provider"):
@@ -417,178 +481,89 @@ class Session:
         data["params"] = red_params
         data["messages"] = red_messages
         data["tool_schemas_hash"] = self.tool_schema_hash
+        if inputs:
+            data.update(self.redactor.value(jsonable(dict(inputs))))
         name = f"chat {model}"
         if self.mode != "record" and self.llm_mode == "frozen":
-            assert self.cassette is not None
-            rec = self.cassette.take_llm(model, red_messages)
-            extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
-            differs: list[str] = []
-            if rec is not None:
-                d = rec.data
-                if (d.get("params") or {}) != red_params or any(
-                        v is not None and d.get(k) != v for k, v in extra.items()):
-                    _, differs = self.cassette.llm_differences(
-                        self.cassette.llm_order.index(rec), model, red_messages, red_params, extra)
-            if rec is None or differs:
-                if rec is None:
-                    rec, differs = self.cassette.llm_differences(position, model, red_messages, red_params, extra)
-                msg = (f"input mismatch on LLM call #{position + 1} ({name}): frozen replay serves recorded outputs "
-                       "only for the same rendered messages, model and params; differs from the recorded call: "
-                       + "; ".join(differs[:6]) + (" ..." if len(differs) > 6 else "")
-                       + ". Replay with --llm live to call the model again.")
-                exc = InputMismatch(differs, msg, span_id=span_id)
+            return None, self._llm_served(span_id, seq, start, position, name, data, model, red_messages,
+                                          red_params, prompt_id, prompt_version)
+        if live is None:
+            if self.spec.model is None:
+                exc2 = HarnessError(f"the agent called ctx.llm(model={model!r}) but its module declares no MODEL "
+                                    "(MODEL(messages, *, model, **params) returning the assistant message)")
                 data["output"] = None
                 self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
-                           error_type="InputMismatch", attributes={
-                               "replay.source": "input_mismatch", "replay.divergence": "input_mismatch",
-                               "replay.differs": differs,
-                               "replay.recorded_span_id": rec.span_id if rec is not None else None})
-                self.outcome.divergences.append({"type": "input_mismatch", "span_id": span_id, "seq": seq,
-                                                 "tool": name, "message": msg})
-                raise exc
-            self.outcome.llm_served += 1
-            d = rec.data
-            for k in ("output", "finish_reason", "usage", "response_id"):
-                if k in d:
-                    data[k] = d[k]
-            self._emit(span_id, seq, start, SpanKind.LLM, name, data,
-                       attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
-            return _copy(d.get("output"))
-        if self.spec.model is None:
-            exc2 = HarnessError(f"the agent called ctx.llm(model={model!r}) but its module declares no MODEL "
-                                "(MODEL(messages, *, model, **params) returning the assistant message)")
-            data["output"] = None
-            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR, error_type="HarnessError")
-            raise exc2
+                           error_type="HarnessError")
+                raise exc2
+            model_fn = self.spec.model
+            live = lambda: model_fn(messages, model=model, **params)  # noqa: E731
         self.outcome.model_calls += 1
         try:
-            if self.mode == "record":
-                out = self.spec.model(messages, model=model, **params)
-            else:
-                with allow_network():
-                    out = self.spec.model(messages, model=model, **params)
+            out = yield Live(live, network=self.mode != "record")
         except Exception as exc:
             data["output"] = None
             self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
                        error_type=type(exc).__name__, attributes={"error.message": self.redactor.text(str(exc))})
             raise
-        red_out = self.redactor.value(_jsonable(out))
-        data["output"] = red_out
-        if isinstance(out, Mapping):
-            finish = out.get("finish_reason") or ("tool_call" if out.get("tool_calls") else "stop")
-            data["finish_reason"] = finish
-            if isinstance(out.get("usage"), Mapping):
-                data["usage"] = dict(out["usage"])
+        fields = decode(out) if decode is not None else _assistant_fields(out)
+        usage = fields.pop("usage", None)
+        data.update(self.redactor.value(jsonable(fields)))
+        if isinstance(usage, Mapping):
+            data["usage"] = jsonable(dict(usage))  # counts, never redacted
         attrs = {} if self.mode == "record" else {"replay.source": "model"}
         if self.spec.model_info.get("version"):
             attrs["gen_ai.response.model"] = self.spec.model_info["version"]
         self._emit(span_id, seq, start, SpanKind.LLM, name, data, attributes=attrs)
-        return out if self.mode == "record" else _copy(red_out)
+        return out, data
+
+    def _llm_served(self, span_id: str, seq: int, start: int, position: int, name: str, data: dict[str, Any],
+                    model: str, red_messages: Any, red_params: Any, prompt_id: str | None,
+                    prompt_version: str | None) -> dict[str, Any]:
+        """Frozen replay: the recorded output for the same model, messages and params, else an
+        ``InputMismatch`` (written to the replay trace first)."""
+        assert self.cassette is not None
+        rec = self.cassette.take_llm(model, red_messages)
+        extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
+        differs: list[str] = []
+        if rec is not None:
+            d = rec.data
+            if (d.get("params") or {}) != red_params or any(
+                    v is not None and d.get(k) != v for k, v in extra.items()):
+                _, differs = self.cassette.llm_differences(
+                    self.cassette.llm_order.index(rec), model, red_messages, red_params, extra)
+        if rec is None or differs:
+            if rec is None:
+                rec, differs = self.cassette.llm_differences(position, model, red_messages, red_params, extra)
+            msg = (f"input mismatch on LLM call #{position + 1} ({name}): frozen replay serves recorded outputs "
+                   "only for the same rendered messages, model and params; differs from the recorded call: "
+                   + "; ".join(differs[:6]) + (" ..." if len(differs) > 6 else "")
+                   + ". Replay with --llm live to call the model again.")
+            exc = InputMismatch(differs, msg, span_id=span_id)
+            data["output"] = None
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
+                       error_type="InputMismatch", attributes={
+                           "replay.source": "input_mismatch", "replay.divergence": "input_mismatch",
+                           "replay.differs": differs,
+                           "replay.recorded_span_id": rec.span_id if rec is not None else None})
+            self.outcome.divergences.append({"type": "input_mismatch", "span_id": span_id, "seq": seq,
+                                             "tool": name, "message": msg})
+            raise exc
+        self.outcome.llm_served += 1
+        for k, v in rec.data.items():
+            if k in _LLM_OUTPUT_FIELDS or k.startswith("wire_response"):
+                data[k] = v
+        self._emit(span_id, seq, start, SpanKind.LLM, name, data,
+                   attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
+        return data
 
     # ---- decisions --------------------------------------------------------------------------
     def decide(self, name: str, value: Any, options: Any) -> Any:
         span_id, seq, start = self._open()
-        data: dict[str, Any] = {"decision": name, "value": self.redactor.value(_jsonable(value))}
+        data: dict[str, Any] = {"decision": name, "value": self.redactor.value(jsonable(value))}
         if options is not None:
-            data["options"] = self.redactor.value(_jsonable(options))
+            data["options"] = self.redactor.value(jsonable(options))
         self._emit(span_id, seq, start, SpanKind.DECISION, f"decision {name}", data)
         return value
-
-
-class RunContext:
-    """What the agent receives as ``ctx``. Every method records a span (redacted before writing).
-
-    Methods raise what the boundary raised: a live tool's own exception (record, loose with
-    ``--allow-live``); ``UnrecordedCall``, ``RecordingExhausted``, ``InputMismatch`` (replay
-    divergences, always also written to the replay trace); ``RecordedToolError`` (a recorded
-    failure, replayed); ``HarnessError`` (a tool or model the module does not declare).
-    """
-
-    __slots__ = ("_s", "input", "run_id", "mode")
-
-    def __init__(self, session: Session, input: Any, run_id: str) -> None:
-        self._s = session
-        self.input = input
-        self.run_id = run_id
-        self.mode = session.mode
-
-    def tool(self, name: str, args: Mapping[str, Any] | None = None, *, idempotency_key: str | None = None) -> Any:
-        """Call tool ``name`` with ``args`` (a mapping, passed to the live tool as keyword arguments).
-
-        Reads (tools on ``READ_TOOLS``) are answered from the recording in replay; every other tool
-        is a write, intercepted in replay: its intent is recorded and a success marked simulated
-        is returned. ``idempotency_key`` (or an ``idempotency_key`` argument) lets a replay report
-        a write issued twice.
-
-        Returns:
-            The tool's output (a JSON value). In replay, a fresh copy the agent may change.
-        """
-        return self._s.tool(name, args, idempotency_key)
-
-    def llm(self, messages: list[Mapping[str, Any]], *, model: str, prompt_id: str | None = None,
-            prompt_version: str | None = None, **params: Any) -> Any:
-        """Call the model with the **rendered** messages and return the assistant message
-        ``{"role": "assistant", "content": str | None, "tool_calls": [{"name", "arguments"}]}``.
-
-        ``prompt_id``/``prompt_version`` are recorded, not sent; ``params`` (temperature, max_tokens,
-        seed, ...) are sent to ``MODEL`` and recorded. Frozen replay serves the recorded output for
-        the same messages, model and params, and raises ``InputMismatch`` otherwise.
-        """
-        return self._s.llm(messages, model, prompt_id, prompt_version, params)
-
-    def retrieve(self, index: str, query: Any, **kw: Any) -> Any:
-        """Retrieve from ``index`` (``RETRIEVERS[index](query, **kw)`` live); a read, keyed by index,
-        query and ``kw`` (``top_k``, ``filters``, ...). Returns the documents."""
-        return self._s.retrieve(index, query, kw)
-
-    def decide(self, name: str, value: Any, *, options: Any = None) -> Any:
-        """Record a planner decision (what was decided, the value chosen, the options) and return
-        ``value``: so a reader can tell whether the model or the code chose."""
-        return self._s.decide(name, value, options)
-
-    def now(self) -> datetime:
-        """The run's clock: a timezone-aware datetime, the same for the whole run. Record mode: the
-        time the run started (or ``--clock``); replay: the recording's, in its timezone."""
-        return self._s.clock
-
-    def new_id(self, prefix: str = "") -> str:
-        """A random UUID (version 4 form) from the run's seed: the same sequence in the recording and
-        every replay of it. ``prefix`` is prepended."""
-        return prefix + str(uuid.UUID(int=self._s.rng.getrandbits(128), version=4))
-
-    @property
-    def random(self) -> random.Random:
-        """The run's seeded ``random.Random`` (the same sequence in the recording and its replays)."""
-        return self._s.rng
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as JSON types (tuples to lists, datetimes to ISO text, other objects to ``str``)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    try:
-        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str))
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
-
-
-def _copy(value: Any) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    try:
-        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
-    except (TypeError, orjson.JSONEncodeError):
-        import copy
-
-        return copy.deepcopy(value)
-
-
-def _short_json(value: Any, limit: int = 120) -> str:
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _recorded_error(tool: str, error_type: str | None, output: Any) -> RecordedToolError:
@@ -600,3 +575,27 @@ def _recorded_error(tool: str, error_type: str | None, output: Any) -> RecordedT
         except TypeError:  # layout conflict with some built-ins
             pass
     return RecordedToolError(tool, error_type, output)
+
+
+_LLM_OUTPUT_FIELDS = frozenset({"output", "finish_reason", "usage", "response_id"})
+"""The output fields a frozen replay copies from the recorded LLM span (with ``wire_response*``)."""
+
+
+def _assistant_fields(out: Any) -> dict[str, Any]:
+    """The output fields of a ``MODEL`` return value (the assistant message): ``output``, and
+    ``finish_reason`` (normalised: ``tool_calls`` -> ``tool_call``) and ``usage`` when a mapping."""
+    fields: dict[str, Any] = {"output": out}
+    if isinstance(out, Mapping):
+        fields["finish_reason"] = normalize_finish_reason(out.get("finish_reason")) or (
+            "tool_call" if out.get("tool_calls") else "stop")
+        if isinstance(out.get("usage"), Mapping):
+            fields["usage"] = dict(out["usage"])
+    return fields
+
+
+def _llm_value(mode: str, raw: Any, data: Mapping[str, Any]) -> Any:
+    """What ``ctx.llm`` returns: the live value in record mode, else a copy of the (redacted)
+    output as written."""
+    if mode == "record":
+        return raw
+    return copy_value(data.get("output"))

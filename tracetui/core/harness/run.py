@@ -17,7 +17,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from tracetui.core.errors import HarnessError, ReplayDivergence, SchemaChanged
 from tracetui.core.harness.agent import AgentSpec
 from tracetui.core.harness.cassette import Cassette
-from tracetui.core.harness.context import LLM_MODES, Outcome, RunContext, Session, _jsonable
+from tracetui.core.harness.context import LLM_MODES, Outcome, Session
+from tracetui.core.harness.runcontext import RunContext
+from tracetui.core.harness.steps import jsonable
 from tracetui.core.harness.fixture import RecordedReadsFixture, snapshot
 from tracetui.core.harness.guard import block_network
 from tracetui.core.harness.redact import Redactor
@@ -231,7 +233,7 @@ def _execute(session: Session, writer: TraceWriter, header: dict[str, Any], raw_
     data: dict[str, Any] = {"agent_name": spec.name, "input": red_input}
     attrs: dict[str, Any] = {}
     if error is None:
-        data["output"] = session.redactor.value(_jsonable(output))
+        data["output"] = session.redactor.value(jsonable(output))
         status, etype = Status.OK, None
     else:
         data["output"] = session.redactor.value({"error_type": type(error).__name__, "message": str(error)})
@@ -288,7 +290,7 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
     if run_id is None:
         run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ") + \
             f"-{ids.getrandbits(16):04x}"
-    red_input = redactor.value(_jsonable(input))
+    red_input = redactor.value(jsonable(input))
     header = _base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
     header["record_mode"] = "record"
     header["normalization"] = _normalization(redactor, seed)
@@ -397,7 +399,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
         raise HarnessError(f"--out {out} is the recording being replayed; write the replay to another file")
     original_failed = any(s.parent_id is None and s.status is Status.ERROR for s in recording.spans)
     raw_input = recorded_input(recording) if input is ... else input
-    red_input = redactor.value(_jsonable(raw_input))
+    red_input = redactor.value(jsonable(raw_input))
     moment, zone, clock_notes = replay_clock(recording)
     notes.extend(clock_notes)
     seed = rec_header.get("seed") if isinstance(rec_header.get("seed"), int) else 0
