@@ -135,7 +135,7 @@ def _created_now(path: str) -> bool:
 def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``tracetui record``; exit 0 completed, 1 the agent raised, 2 error."""
     from tracetui.core.harness.agent import load_agent
-    from tracetui.core.harness.run import record
+    from tracetui.core.harness.run import error_text, record
 
     value = _parse_input(args.input)
     _check_out(args.out, args.force)
@@ -156,7 +156,7 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(orjson.dumps({"schema_version": 1, "out": args.out, "run_id": result.run_id,
                                 "spans": len(trace.spans), "by_kind": dict(kinds), "live_calls": result.outcome.live_calls,
                                 "model_calls": result.outcome.model_calls, "redaction": result.header.get("redaction"),
-                                "error": None if result.error is None else f"{type(result.error).__name__}: {result.error}"},
+                                "error": error_text(result.error)},
                                option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
@@ -167,7 +167,7 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"  clock: {result.header['clock']['now']} ({result.header['clock']['timezone']}), seed {result.header['seed']}",
               file=out)
         if result.error is not None:
-            print(f"  the agent raised {type(result.error).__name__}: {str(result.error).splitlines()[0]} "
+            print(f"  the agent raised {error_text(result.error)} "
                   "(recorded as the root span's error)", file=out)
         print(f"next: tracetui replay {args.out} {args.agent} --out replay.jsonl", file=out)
     return EXIT_OK if result.error is None else EXIT_DIVERGED
@@ -237,6 +237,8 @@ def _short(value: Any, limit: int = 90) -> str:
 
 def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     p = lambda *a: print(*a, file=out)  # noqa: E731
+    from tracetui.core.harness.run import error_text
+
     p(f"replay {args.mode}, LLM {args.llm}, {len(report.runs)} trial{'s' if len(report.runs) > 1 else ''}: "
       f"{args.trace} with {args.agent} -> {args.out}")
     for r in report.runs:
@@ -278,7 +280,7 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
         for n in o.notes:
             p(f"  note: {n}")
         if r.error is not None and not r.diverged:
-            p(f"  the agent raised {type(r.error).__name__}: {str(r.error).splitlines()[0]}")
+            p(f"  the agent raised {error_text(r.error)}")
     if args.mode == "loose":
         misses = sum(r.outcome.misses for r in report.runs)
         p(f"loose mode: {misses} miss{'es' if misses != 1 else ''}"

@@ -9,17 +9,19 @@ from importlib import import_module
 from typing import Any
 
 
-def lazy_getattr(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` resolving ``exports`` (name -> defining module) on first use.
+def lazy_getattr(package: str, exports: Mapping[str, str | tuple[str, str]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` resolving ``exports`` on first use: name -> defining module (the
+    same name there), or name -> ``(module, name there)``.
 
     Raises (from the returned function):
         AttributeError: ``name`` is not exported.
     """
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
+        target = exports.get(name)
+        if target is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(module), name)
+        module, attr = (target, name) if isinstance(target, str) else target
+        return getattr(import_module(module), attr)
 
     return __getattr__

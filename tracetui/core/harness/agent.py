@@ -86,7 +86,7 @@ class AgentSpec:
         if self.tool_schemas is not None:
             schemas: Any = self.tool_schemas
         else:
-            schemas = {name: _signature(fn) for name, fn in self.tools.items()}
+            schemas = {name: signature_schema(fn) for name, fn in self.tools.items()}
         payload = {"tools": schemas, "read_tools": sorted(self.read_tools),
                    "retrievers": sorted(self.retrievers)}
         return hashlib.sha256(canonical_json(payload)).hexdigest()[:16]
@@ -103,7 +103,9 @@ class AgentSpec:
         return {pid: str(p.get("version")) for pid, p in self.prompts.items() if p.get("version") is not None}
 
 
-def _signature(fn: Callable[..., Any]) -> Any:
+def signature_schema(fn: Callable[..., Any]) -> Any:
+    """A callable's parameters as JSON (name, kind, default and annotation as text), for the
+    tool-schema hash; its name when it has no signature."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):

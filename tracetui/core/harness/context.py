@@ -100,11 +100,16 @@ class Session:
         fixture: The fixture store (fixture mode).
         allow_live: Loose mode: misses may reach the live tool.
         timer: Wall clock for span times, integer ns since the epoch.
+        is_read: Whether a tool is a read (default ``spec.is_read``; an ambient session's list grows).
+        live_allowed: Loose mode with ``allow_live``: whether a miss of this tool may go live
+            (default: every tool with a live call).
     """
 
     def __init__(self, spec: AgentSpec, mode: str, writer: TraceWriter, redactor: Redactor, clock: datetime,
                  seed: int, trace_id: str, *, cassette: Cassette | None = None, llm_mode: str = "frozen",
-                 fixture: Any = None, allow_live: bool = False, timer: Callable[[], int] = time.time_ns) -> None:
+                 fixture: Any = None, allow_live: bool = False, timer: Callable[[], int] = time.time_ns,
+                 is_read: Callable[[str], bool] | None = None,
+                 live_allowed: Callable[[str], bool] | None = None) -> None:
         self.spec = spec
         self.mode = mode
         self.writer = writer
@@ -116,6 +121,8 @@ class Session:
         self.fixture = fixture
         self.allow_live = allow_live
         self.timer = timer
+        self.is_read = spec.is_read if is_read is None else is_read
+        self.live_allowed = live_allowed
         self.outcome = Outcome()
         self.tool_schema_hash = spec.tool_schema_hash()  # once: it inspects every tool's signature
         self.rng = random.Random(f"{seed}:agent")
@@ -170,7 +177,7 @@ class Session:
         span_id, seq, start = self._open()
         red_args = self.redactor.value(dict(args), tool=name)
         key = args_hash(red_args)
-        write = not self.spec.is_read(name)
+        write = not self.is_read(name)
         if write and idempotency_key is None:
             idem = args.get("idempotency_key")
             idempotency_key = idem if isinstance(idem, str) else None
@@ -287,7 +294,8 @@ class Session:
             self.outcome.served += 1
             return self._serve(span_id, seq, start, kind, name, data, out_field, rec, "recording")
         self.outcome.misses += 1
-        if self.mode == "loose" and self.allow_live and live is not None:
+        if self.mode == "loose" and self.allow_live and live is not None and (
+                self.live_allowed is None or self.live_allowed(tool)):
             self.outcome.live_calls += 1
             if kind is SpanKind.TOOL:
                 data["mode"] = "live"
@@ -451,7 +459,8 @@ class Session:
             live: The live call (default ``MODEL(messages, model=model, **params)``).
             decode: The live call's value -> the span's output fields (``output``,
                 ``finish_reason``, ``usage``, ``response_id`` and any other, such as the wire
-                response); unredacted, redacted here. Default: the value is the assistant message.
+                response; ``error_type`` marks the call failed, an HTTP 429 say); unredacted,
+                redacted here. Default: the value is the assistant message.
             inputs: More input fields for the span (``provider``, ``tool_schemas_hash``,
                 ``prompt_hash``, the wire request...), unredacted; they override the defaults.
 
@@ -507,13 +516,15 @@ class Session:
             raise
         fields = decode(out) if decode is not None else _assistant_fields(out)
         usage = fields.pop("usage", None)
+        error_type = fields.pop("error_type", None)
         data.update(self.redactor.value(jsonable(fields)))
         if isinstance(usage, Mapping):
             data["usage"] = jsonable(dict(usage))  # counts, never redacted
         attrs = {} if self.mode == "record" else {"replay.source": "model"}
         if self.spec.model_info.get("version"):
             attrs["gen_ai.response.model"] = self.spec.model_info["version"]
-        self._emit(span_id, seq, start, SpanKind.LLM, name, data, attributes=attrs)
+        self._emit(span_id, seq, start, SpanKind.LLM, name, data, attributes=attrs,
+                   status=Status.OK if error_type is None else Status.ERROR, error_type=error_type)
         return out, data
 
     def _llm_served(self, span_id: str, seq: int, start: int, position: int, name: str, data: dict[str, Any],
@@ -552,7 +563,7 @@ class Session:
         for k, v in rec.data.items():
             if k in _LLM_OUTPUT_FIELDS or k.startswith("wire_response"):
                 data[k] = v
-        self._emit(span_id, seq, start, SpanKind.LLM, name, data,
+        self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=rec.status, error_type=rec.error_type,
                    attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
         return data
 

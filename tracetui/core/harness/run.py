@@ -88,7 +88,7 @@ class RunResult:
         out: dict[str, Any] = {
             "run_id": self.run_id, "mode": self.header.get("record_mode"), "trial": self.trial,
             "diverged": self.diverged, "failed": self.failed, "new_failure": self.new_failure,
-            "error": _error_text(self.error),
+            "error": error_text(self.error),
             "live_calls": o.live_calls, "model_calls": o.model_calls, "served": o.served, "llm_served": o.llm_served, "misses": o.misses,
             "divergences": o.divergences, "writes": o.writes, "duplicate_writes": o.duplicate_writes,
             "unconsumed": self.unconsumed, "blocked_network": self.blocked, "notes": o.notes,
@@ -128,8 +128,13 @@ class ReplayReport:
         return any(r.failed for r in self.runs)
 
 
-def _error_text(exc: BaseException | None) -> str | None:
-    return None if exc is None else f"{type(exc).__name__}: {exc}".splitlines()[0]
+def error_text(exc: BaseException | None) -> str | None:
+    """``"ValueError: the first line of its message"``, the class name alone for an exception
+    without a message (``StopIteration()``), None for None."""
+    if exc is None:
+        return None
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}".splitlines()[0] if text else type(exc).__name__
 
 
 def resolve_zone(name: str | None) -> tuple[Any, str]:
@@ -166,7 +171,7 @@ def parse_clock(value: str, zone_name: str | None) -> tuple[datetime, str]:
     return moment.astimezone(tz), name
 
 
-def _normalization(redactor: Redactor, seed: int) -> list[str]:
+def normalization_notes(redactor: Redactor, seed: int) -> list[str]:
     return [
         "arguments and outputs: recorded whole, as the agent passed them and the tool returned them, "
         "before any parsing; non-JSON values written as text",
@@ -179,7 +184,7 @@ def _normalization(redactor: Redactor, seed: int) -> list[str]:
     ]
 
 
-def _base_header(spec: AgentSpec, redactor: Redactor, run_id: str, trace_id: str, start_ns: int,
+def base_header(spec: AgentSpec, redactor: Redactor, run_id: str, trace_id: str, start_ns: int,
                  clock: datetime, zone: str, seed: int, red_input: Any) -> dict[str, Any]:
     header: dict[str, Any] = {
         "run_id": run_id, "trace_id": trace_id,
@@ -230,27 +235,49 @@ def _execute(session: Session, writer: TraceWriter, header: dict[str, Any], raw_
         error = exc
         interrupted = exc
     summary = finish(session.outcome, blocked, error) if finish is not None else {}
+    final = end_run(session, writer, header, start, red_input, output, error, summary)
+    if interrupted is not None:
+        writer.close()
+        raise interrupted
+    return output, error, blocked, final
+
+
+def end_run(session: Session, writer: TraceWriter, header: Mapping[str, Any], start: int, red_input: Any,
+            output: Any, error: BaseException | None, summary: Mapping[str, Any],
+            more_header: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Close one run: write its root agent span (``invoke_agent NAME``: input, output or the error,
+    the replay summary as ``replay.summary``) and complete its header in place (the redaction
+    rules that fired, and ``more_header``).
+
+    Returns:
+        The completed header.
+    """
+    spec = session.spec
     data: dict[str, Any] = {"agent_name": spec.name, "input": red_input}
     attrs: dict[str, Any] = {}
     if error is None:
         data["output"] = session.redactor.value(jsonable(output))
         status, etype = Status.OK, None
     else:
-        data["output"] = session.redactor.value({"error_type": type(error).__name__, "message": str(error)})
+        data["output"] = session.redactor.value({"error_type": type(error).__name__, "message": _error_message(error)})
         status, etype = Status.ERROR, type(error).__name__
     if summary:
-        attrs["replay.summary"] = session.redactor.value(summary)
+        attrs["replay.summary"] = session.redactor.value(dict(summary))
     root = Span(session.root_id, None, 0, SpanKind.AGENT, f"invoke_agent {spec.name}", start, session.timer(),
                 status, etype, data, attrs, session.trace_id)
     writer.span(root)
     final = dict(header)
+    final.update(more_header or {})
     final["redaction"] = {"rules": list(session.redactor.rules), "key_id": session.redactor.key_id,
                           "fired": dict(session.redactor.fired)}
     writer.complete_header(final)
-    if interrupted is not None:
-        writer.close()
-        raise interrupted
-    return output, error, blocked, final
+    return final
+
+
+def _error_message(exc: BaseException) -> str:
+    """An exception's message, or its class name when it has none (``StopIteration()``)."""
+    text = str(exc)
+    return text if text else type(exc).__name__
 
 
 def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: str | None = None,
@@ -291,9 +318,9 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
         run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ") + \
             f"-{ids.getrandbits(16):04x}"
     red_input = redactor.value(jsonable(input))
-    header = _base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
+    header = base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
     header["record_mode"] = "record"
-    header["normalization"] = _normalization(redactor, seed)
+    header["normalization"] = normalization_notes(redactor, seed)
     header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id, "fired": dict(redactor.fired)}
     writer = TraceWriter(out, overwrite=overwrite)
     try:
@@ -427,7 +454,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
             session = Session(spec, mode, writer, redactor, moment, seed, trace_id, cassette=cassette, llm_mode=llm,
                               fixture=store, allow_live=allow_live, timer=timer)
             session.outcome.notes.extend(notes)
-            header = _base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
+            header = base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
             header["record_mode"] = mode
             header["llm_mode"] = llm
             header["replay_of"] = {"run_id": rec_header.get("run_id"), "trace_id": recording.trace_id,
@@ -438,7 +465,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                 header["allow_live"] = allow_live
             if schema_change:
                 header["schema_change"] = schema_change
-            header["normalization"] = _normalization(redactor, seed)
+            header["normalization"] = normalization_notes(redactor, seed)
             header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id,
                                    "fired": dict(redactor.fired)}
             holder: dict[str, Any] = {}

@@ -1,0 +1,440 @@
+"""Record and replay outside ``run(ctx, input)``: an ambient session for the agents people have.
+
+``tracetui.record(out=...)`` and ``tracetui.replay(recording, out=...)`` open a session that is
+held in a context variable for the ``with`` (or ``async with``) block, so tools decorated with
+``@tracetui.tool``, the model-client transports and the framework integrations
+(``tracetui.integrations``) find it wherever they were defined::
+
+    with tracetui.record(out="rec.jsonl", read_tools={"get_weather"}) as session:
+        session.output = my_agent("What's the weather in Paris?")
+
+    with tracetui.replay("rec.jsonl", out="replay.jsonl") as session:   # strict, frozen model
+        my_agent("What's the weather in Paris?")
+    print(session.result.summary())
+
+Everything ``ctx`` guarantees holds (docs/harness.md): values redacted before they are written,
+the clock (``session.now()``) frozen to the recording's, ids and randomness seeded, reads answered
+from the recording in call order, every tool not on the read list a write and intercepted, a call
+the recording does not cover raised as ``UnrecordedCall`` / ``RecordingExhausted`` /
+``InputMismatch``, and in replay the socket guard blocks every outbound connection for the whole
+block (model-in-the-loop calls excepted, one by one).
+
+A tool is a read when it is on ``read_tools``, declared ``@tracetui.tool(read=True)``, named in
+``[tool.tracetui] read_tools`` of the nearest ``pyproject.toml``, or (replay) was recorded as a
+read. An MCP ``readOnlyHint`` is a hint from the server, not trusted: see ``hinted_read``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import os
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone as dt_timezone
+from typing import Any
+
+from tracetui.core.canonical import canonical_json
+from tracetui.core.errors import HarnessError, ReplayDivergence
+from tracetui.core.harness.agent import AgentSpec
+from tracetui.core.harness.cassette import Cassette
+from tracetui.core.harness.context import LLM_MODES, Session
+from tracetui.core.harness.guard import NetworkGuard, block_network
+from tracetui.core.harness.redact import Redactor, project_redactor
+from tracetui.core.harness.run import (
+    REPLAY_MODES,
+    RunResult,
+    base_header,
+    normalization_notes,
+    end_run,
+    parse_clock,
+    recorded_input,
+    replay_clock,
+    resolve_zone,
+)
+from tracetui.core.harness.steps import jsonable
+from tracetui.core.harness.writer import TraceWriter
+from tracetui.core.model import Status, Trace
+
+_CURRENT: contextvars.ContextVar[HarnessSession | None] = contextvars.ContextVar("tracetui_session", default=None)
+
+_DECLARED_READS: set[str] = set()
+"""Tool names declared reads where they were defined (``@tracetui.tool(read=True)``)."""
+
+_DECLARED_TOOLS: dict[str, Any] = {}
+"""Every tool declared in this process (``@tracetui.tool``), name -> schema: hashed into the
+header's ``tool_schema_hash`` whether or not the run calls it."""
+
+
+def declare_tool(name: str, schema: Any, *, read: bool) -> None:
+    """Declare tool ``name`` (with its schema) for every session of this process; ``read``: it is
+    a read (``@tracetui.tool(read=True)``)."""
+    _DECLARED_TOOLS[name] = schema
+    if read:
+        _DECLARED_READS.add(name)
+
+
+_OPEN: list[HarnessSession] = []
+"""Sessions open in this process: a thread that did not inherit the context (a pool started
+before the session) still finds the one session open."""
+
+
+def current_session() -> HarnessSession | None:
+    """The session of the current context (thread or task); else the one session open in this
+    process, if exactly one is; else None."""
+    session = _CURRENT.get()
+    if session is None and len(_OPEN) == 1:
+        return _OPEN[0]
+    return session
+
+
+class HarnessSession:
+    """One recorded or replayed run of an unchanged agent. Build with ``tracetui.record`` or
+    ``tracetui.replay``; enter with ``with`` or ``async with`` (once).
+
+    Attributes:
+        mode: ``record``, ``strict``, ``loose`` or ``fixture``.
+        llm_mode: ``frozen`` or ``live`` (replay).
+        out: The trace file being written (tracetui/1).
+        output: What the root span records as the run's output; set it before the block ends.
+        engine: The harness engine (``Session``): integrations call its step methods.
+        result: The ``RunResult`` once the block has ended (replay: with the summary).
+        notes: What the run report should say (clock, schemas, hints taken).
+    """
+
+    def __init__(self, mode: str, out: str, *, recording: Trace | None = None, llm: str = "frozen",
+                 read_tools: Iterable[str] = (), agent: str | None = None, input: Any = None,
+                 clock: str | None = None, timezone: str | None = None, seed: int | None = None,
+                 redactor: Redactor | None = None, key_file: str | None = None, overwrite: bool = False,
+                 allow_live: bool = False, run_id: str | None = None, code_version: str | None = None,
+                 timer: Callable[[], int] = time.time_ns) -> None:
+        if mode != "record" and mode not in REPLAY_MODES:
+            raise HarnessError(f"mode {mode!r}: use record or one of {', '.join(REPLAY_MODES)}")
+        if mode == "fixture":
+            raise HarnessError("fixture mode needs a fixture store: use tracetui replay AGENT --mode fixture "
+                               "(run(ctx, input) agents) for now; ambient sessions replay strict or loose")
+        if llm not in LLM_MODES:
+            raise HarnessError(f"LLM mode {llm!r}: use one of {', '.join(LLM_MODES)}")
+        if allow_live and mode != "loose":
+            raise HarnessError("allow_live only applies to mode='loose'")
+        self.mode = mode
+        self.llm_mode = llm if mode != "record" else "live"
+        self.out = out
+        self.output: Any = None
+        self.result: RunResult | None = None
+        self.notes: list[str] = []
+        self.recording = recording
+        self._timer = timer
+        self._overwrite = overwrite
+        self._allow_live = allow_live
+        reads = {str(t) for t in read_tools} | project_read_tools()
+        header = recording.header if recording is not None else {}
+        if recording is not None and isinstance(header.get("read_tools"), list):
+            reads |= {str(t) for t in header["read_tools"]}
+        self._explicit_reads = frozenset(reads)
+        self._hinted: set[str] = set()
+        self._tools_seen: dict[str, Any] = {}
+        self._system_prompts: dict[str, None] = {}
+        if redactor is None:
+            recorded_key = (header.get("redaction") or {}).get("key_id") if isinstance(header.get("redaction"), Mapping) else None
+            redactor, note = project_redactor(key_file, create=mode == "record", recorded_key=recorded_key)
+            if note:
+                self.notes.append(note)
+        self.redactor = redactor
+        name = agent or (header.get("agent") if isinstance(header.get("agent"), str) else None) or _program_name()
+        self.spec = AgentSpec(ref=str(header.get("agent_ref") or name), run=_no_run, name=name,
+                              read_tools=self._explicit_reads, code_version=code_version)
+        start_ns = timer()
+        if recording is None:
+            if clock is None:
+                tz, zone = resolve_zone(timezone)
+                moment = datetime.fromtimestamp(start_ns / 1e9, tz).replace(microsecond=0)
+            else:
+                moment, zone = parse_clock(clock, timezone)
+            seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed
+            self.input = input
+        else:
+            moment, zone, clock_notes = replay_clock(recording)
+            self.notes.extend(clock_notes)
+            seed = header.get("seed") if isinstance(header.get("seed"), int) else 0
+            try:
+                self.input = recorded_input(recording) if input is None else input
+            except HarnessError:
+                self.input = None
+        self.clock = moment
+        self.seed = seed
+        ids = random.Random(f"{seed}:{mode}:ids:{start_ns}")
+        self.trace_id = f"{ids.getrandbits(128):032x}"
+        if run_id is None:
+            if recording is None:
+                run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime(
+                    "%Y%m%dT%H%M%SZ") + f"-{ids.getrandbits(16):04x}"
+            else:
+                run_id = f"replay-of-{header.get('run_id') or recording.trace_id or 'run'}"
+        self.run_id = run_id
+        self._start_ns = start_ns
+        self._zone = zone
+        self._cassette = Cassette.from_trace(recording) if recording is not None else None
+        self._writer: TraceWriter | None = None
+        self._token: contextvars.Token[HarnessSession | None] | None = None
+        self._guard_cm: Any = None
+        self._guard: NetworkGuard | None = None
+        self.engine: Session | None = None
+        self._red_input: Any = None
+        self._header: dict[str, Any] = {}
+        self._root_start = 0
+
+    # ---- reads and writes ---------------------------------------------------------------------
+    def is_read(self, tool: str) -> bool:
+        """Whether ``tool`` is a read: on the read list (given, declared, pyproject, recorded) or
+        taken as one from an untrusted hint (``hinted_read``)."""
+        return tool in self._explicit_reads or tool in _DECLARED_READS or tool in self._hinted
+
+    def hinted_read(self, tool: str, source: str) -> None:
+        """Take ``tool`` as a read on a server's hint (an MCP ``readOnlyHint``). A hinted read is
+        served from the recording like any read, but never sent live: in loose mode with
+        ``allow_live`` only tools on the read list reach a live system. Noted in the run report."""
+        if not self.is_read(tool):
+            self._hinted.add(tool)
+            self.notes.append(f"{tool}: taken as a read on {source}'s readOnlyHint (a hint, not trusted: never "
+                              "sent live in replay)")
+
+    def live_allowed(self, tool: str) -> bool:
+        """Whether a loose-mode miss of ``tool`` may reach the live tool: ``allow_live`` and a
+        read on the explicit read list."""
+        return self._allow_live and (tool in self._explicit_reads or tool in _DECLARED_READS)
+
+    def saw_tool(self, name: str, schema: Any) -> None:
+        """Note a tool's schema (its signature, or the JSON schema a framework built): hashed into
+        the header's ``tool_schema_hash`` when the run ends."""
+        self._tools_seen.setdefault(name, schema)
+
+    def saw_system_prompt(self, text: str) -> str:
+        """Note a rendered system prompt; returns its hash (16 hex digits of SHA-256), recorded on the
+        LLM span as ``prompt_hash`` and, over every distinct prompt, in the header."""
+        self._system_prompts.setdefault(text, None)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    # ---- what ctx gives -----------------------------------------------------------------------
+    def now(self) -> datetime:
+        """The run's clock: record mode, the time the session started (or ``clock``); replay, the
+        recording's, in its timezone."""
+        return self.clock
+
+    def new_id(self, prefix: str = "") -> str:
+        """A UUID-4-shaped id from the run's seed (the same sequence in the recording and its replays)."""
+        return prefix + str(uuid.UUID(int=self._engine().rng.getrandbits(128), version=4))
+
+    @property
+    def random(self) -> random.Random:
+        """The run's seeded ``random.Random``."""
+        return self._engine().rng
+
+    def _engine(self) -> Session:
+        if self.engine is None:
+            raise HarnessError("the tracetui session is not open: use it inside its with block")
+        return self.engine
+
+    # ---- opening and closing ------------------------------------------------------------------
+    def __enter__(self) -> HarnessSession:
+        if self.engine is not None or self.result is not None:
+            raise HarnessError("a tracetui session is entered once")
+        if _CURRENT.get() is not None:
+            raise HarnessError("a tracetui session is already open in this context; sessions do not nest")
+        if self.recording is not None and self.recording.path and os.path.exists(self.out) and \
+                os.path.exists(self.recording.path) and os.path.samefile(self.out, self.recording.path):
+            raise HarnessError(f"out={self.out} is the recording being replayed; write the replay to another file")
+        try:
+            self._writer = TraceWriter(self.out, overwrite=self._overwrite)
+        except FileExistsError:
+            raise HarnessError(f"{self.out} exists; choose another name or pass overwrite=True") from None
+        spec = self.spec
+        engine = Session(spec, self.mode, self._writer, self.redactor, self.clock, self.seed, self.trace_id,
+                         cassette=self._cassette, llm_mode=self.llm_mode, allow_live=self._allow_live,
+                         timer=self._timer, is_read=self.is_read, live_allowed=self.live_allowed)
+        self.engine = engine
+        self._red_input = self.redactor.value(jsonable(self.input))
+        header = base_header(spec, self.redactor, self.run_id, self.trace_id, self._start_ns, self.clock,
+                              self._zone, self.seed, self._red_input)
+        header.pop("tool_schema_hash", None)  # known when the run ends: the tools are met as they are called
+        header["record_mode"] = self.mode
+        header["recorder"] = "tracetui.session"
+        if self.recording is not None:
+            rh = self.recording.header
+            header["llm_mode"] = self.llm_mode
+            header["replay_of"] = {"run_id": rh.get("run_id"), "trace_id": self.recording.trace_id,
+                                   "path": os.path.basename(self.recording.path or ""), "format": self.recording.format}
+            if self.mode == "loose":
+                header["allow_live"] = self._allow_live
+        header["normalization"] = normalization_notes(self.redactor, self.seed)
+        header["redaction"] = {"rules": list(self.redactor.rules), "key_id": self.redactor.key_id,
+                               "fired": dict(self.redactor.fired)}
+        self._header = header
+        self._writer.header(header)
+        self._root_start = engine.timer()
+        if self.mode != "record":
+            self._guard_cm = block_network(self.mode)
+            self._guard = self._guard_cm.__enter__()
+        self._token = _CURRENT.set(self)
+        _OPEN.append(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        engine = self._engine()
+        assert self._writer is not None
+        blocked: list[str] = []
+        if self in _OPEN:
+            _OPEN.remove(self)
+        try:
+            if self._guard_cm is not None:
+                blocked = list(self._guard.blocked) if self._guard is not None else []
+                self._guard_cm.__exit__(None, None, None)
+        finally:
+            if self._token is not None:
+                try:
+                    _CURRENT.reset(self._token)
+                except ValueError:  # exited in another context than entered: clear it there
+                    _CURRENT.set(None)
+        error = exc if isinstance(exc, BaseException) else None
+        outcome = engine.outcome
+        if isinstance(error, ReplayDivergence) and not outcome.divergences:
+            outcome.divergences.append({"type": error.divergence, "span_id": error.span_id, "seq": None,
+                                        "tool": None, "message": str(error)})
+        more = self._end_header()
+        outcome.notes.extend(self.notes)
+        summary: dict[str, Any] = {}
+        result = RunResult(self.out, self.run_id, self._header, self.output, error, outcome, blocked=blocked)
+        if self.recording is not None:
+            assert self._cassette is not None
+            original_path = [(r.tool, r.key) for r in self._cassette.path]
+            result.unconsumed = self._cassette.unconsumed(self.is_read)
+            result.reproduces = outcome.path == original_path
+            result.original_failed = any(s.parent_id is None and s.status is Status.ERROR
+                                         for s in self.recording.spans)
+            summary = result.summary()
+        try:
+            result.header = end_run(engine, self._writer, self._header, self._root_start, self._red_input,
+                                    self.output, error, summary, more)
+        finally:
+            self._writer.close()
+        self.result = result
+        self.engine = None
+
+    async def __aenter__(self) -> HarnessSession:
+        return self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    def _end_header(self) -> dict[str, Any]:
+        tools = {**_DECLARED_TOOLS, **self._tools_seen}
+        reads = sorted(name for name in tools if self.is_read(name))
+        more: dict[str, Any] = {"read_tools": sorted(set(reads) | self._explicit_reads),
+                                "tool_schema_hash": hashlib.sha256(canonical_json(
+                                    {"tools": tools, "read_tools": reads})).hexdigest()[:16]}
+        if self._hinted:
+            more["hinted_read_tools"] = sorted(self._hinted)
+        if self._system_prompts:
+            more["prompt_hash"] = hashlib.sha256(canonical_json(list(self._system_prompts))).hexdigest()[:16]
+        if self.recording is not None:
+            recorded = self.recording.header.get("tool_schema_hash")
+            if isinstance(recorded, str) and recorded != more["tool_schema_hash"] and tools:
+                self.notes.append(f"tool schemas differ from the recording's ({recorded} -> "
+                                  f"{more['tool_schema_hash']})")
+        return more
+
+
+def _no_run(ctx: Any, input: Any) -> None:  # an ambient session has no run(ctx, input)
+    raise HarnessError("an ambient session runs no agent function")
+
+
+def _program_name() -> str:
+    import sys
+
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "python"
+    return os.path.splitext(os.path.basename(argv0))[0] or "agent"
+
+
+def project_read_tools(start: str | None = None) -> set[str]:
+    """``read_tools`` of the ``[tool.tracetui]`` table of the nearest ``pyproject.toml`` from
+    ``start`` (default: the current folder) upwards; empty when there is none.
+
+    Raises:
+        HarnessError: the table's ``read_tools`` is not a list of strings, or the file is not TOML.
+    """
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    folder = os.path.abspath(start or os.getcwd())
+    while True:
+        path = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(path):
+            try:
+                with open(path, "rb") as fh:
+                    doc = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise HarnessError(f"{path}: cannot read [tool.tracetui]: {exc}") from None
+            table = doc.get("tool", {}).get("tracetui", {})
+            reads = table.get("read_tools", []) if isinstance(table, dict) else []
+            if not isinstance(reads, list) or not all(isinstance(r, str) for r in reads):
+                raise HarnessError(f"{path}: [tool.tracetui] read_tools must be a list of tool names")
+            return set(reads)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return set()
+        folder = parent
+
+
+def record_session(out: str, *, read_tools: Iterable[str] = (), agent: str | None = None, input: Any = None,
+                   clock: str | None = None, timezone: str | None = None, seed: int | None = None,
+                   key_file: str | None = None, overwrite: bool = False, run_id: str | None = None,
+                   code_version: str | None = None) -> HarnessSession:
+    """A session that records the block live to ``out`` (``tracetui.record``).
+
+    Args:
+        out: The trace file to create (tracetui/1); never overwritten unless ``overwrite``
+            (then replaced atomically when the block ends).
+        read_tools: Tool names that are reads (with ``@tracetui.tool(read=True)`` and
+            ``[tool.tracetui] read_tools``); every other tool is a write.
+        agent: The agent's name in the header (default: the program's name).
+        input: The run's input, recorded (redacted) in the header and the root span.
+        clock, timezone: The clock ``session.now()`` gives (ISO 8601; default now) and its zone.
+        seed: Seed of ``session.new_id()`` / ``session.random`` (default random, in the header).
+        key_file: The redaction key file (default ``.tracetui/redaction.key``, created).
+
+    Raises:
+        HarnessError: ``out`` exists (on entering), a bad clock or zone, a bad pyproject table.
+    """
+    return HarnessSession("record", out, read_tools=read_tools, agent=agent, input=input, clock=clock,
+                          timezone=timezone, seed=seed, key_file=key_file, overwrite=overwrite, run_id=run_id,
+                          code_version=code_version)
+
+
+def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", llm: str = "frozen",
+                   read_tools: Iterable[str] = (), allow_live: bool = False, key_file: str | None = None,
+                   overwrite: bool = False, input: Any = None, run_id: str | None = None) -> HarnessSession:
+    """A session that replays the block against ``recording`` and writes the replay to ``out``
+    (``tracetui.replay``).
+
+    Args:
+        recording: A trace file (``FILE`` or ``FILE#RUN``, any format tracetui reads) or a Trace.
+        out: The replay trace to create.
+        mode: ``strict`` (a miss is a divergence) or ``loose`` (misses of read-list tools go live
+            only with ``allow_live``).
+        llm: ``frozen`` (recorded model outputs for the same request) or ``live`` (the model is
+            called again, through the guard).
+        read_tools: More read tools (the recording's ``read_tools`` are always reads).
+
+    Raises:
+        HarnessError: a bad mode, ``out`` is the recording or exists; ReadError: the recording
+        cannot be read.
+    """
+    if isinstance(recording, str):
+        from tracetui.core.readers import read_trace
+
+        recording = read_trace(recording)
+    return HarnessSession(mode, out, recording=recording, llm=llm, read_tools=read_tools, allow_live=allow_live,
+                          key_file=key_file, overwrite=overwrite, input=input, run_id=run_id)

@@ -1,0 +1,190 @@
+"""httpx transports that record and replay model calls at the HTTP boundary.
+
+Every framework built on the ``openai`` or ``anthropic`` client reaches the model through an
+``httpx`` transport; ``ModelTransport`` (sync) and ``AsyncModelTransport`` (async) sit there.
+With no tracetui session open they pass every request through untouched. Inside one
+(``tracetui.record`` / ``tracetui.replay``), a model call (``wire.api_of``: Chat Completions,
+Responses, Anthropic Messages; streamed or not) is an LLM span:
+
+- **record**: sent live, the response returned to the client as received, and the wire request
+  and response written whole (redacted) with the semantic fields derived from them;
+- **frozen replay**: never sent; the recorded response for the same model, messages and params
+  is returned — a streamed one as the same stream of events — or ``InputMismatch`` is raised
+  (and written) when the recording holds no such call;
+- **model-in-the-loop replay** (``llm="live"``): sent live through the socket guard, recorded.
+
+Any other request (``/v1/models``, embeddings, files) is passed through in record mode and
+refused in replay (``LiveCallBlocked``): nothing leaves a replay that tracetui does not record.
+Recording a streamed response reads it whole before the client sees the first event (the span
+is written when the call ends): streaming works, but not incrementally, while recording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import orjson
+
+from tracetui.core.errors import LiveCallBlocked
+from tracetui.core.harness.ambient import HarnessSession, current_session
+from tracetui.integrations import wire
+
+_PROVIDER = {"openai.chat": "openai", "openai.responses": "openai", "anthropic.messages": "anthropic"}
+
+
+def _session() -> HarnessSession | None:
+    session = current_session()
+    return session if session is not None and session.engine is not None else None
+
+
+def _prepare(session: HarnessSession, request: httpx.Request, api: str) -> tuple[wire.ModelRequest, dict[str, Any]]:
+    req = wire.parse_request(api, request.content)
+    inputs: dict[str, Any] = {"provider": _PROVIDER[api], "api": api, "tool_schemas_hash": req.tools_hash,
+                              "wire_request": {"method": request.method, "path": request.url.path, "body": req.body}}
+    if req.system:
+        inputs["prompt_hash"] = session.saw_system_prompt(req.system)
+    return req, inputs
+
+
+def _decoder(api: str) -> Callable[[Any], dict[str, Any]]:
+    def decode(live: tuple[int, str, bytes]) -> dict[str, Any]:
+        status, content_type, raw = live
+        return wire.response_fields(api, status, content_type, raw)
+    return decode
+
+
+def _served(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
+    """The recorded wire response of a served LLM span, rebuilt byte for byte where it can be."""
+    recorded = data.get("wire_response") or {}
+    status = int(recorded.get("status") or 200)
+    content_type = str(recorded.get("content_type") or "application/json")
+    if "events" in recorded:
+        content = wire.sse_bytes(recorded["events"])
+    else:
+        body = recorded.get("body")
+        content = body.encode() if isinstance(body, str) else orjson.dumps(body)
+    headers = {"content-type": content_type, "x-tracetui-replay": "recording"}
+    return httpx.Response(status, headers=headers, content=content, request=request)
+
+
+def _live_response(request: httpx.Request, live: tuple[int, str, bytes], headers: httpx.Headers) -> httpx.Response:
+    status, _ctype, raw = live
+    keep = httpx.Headers({k: v for k, v in headers.items()
+                          if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")})
+    return httpx.Response(status, headers=keep, content=raw, request=request)
+
+
+def _refuse(session: HarnessSession, request: httpx.Request) -> LiveCallBlocked:
+    return LiveCallBlocked(f"{session.mode} replay refused {request.method} {request.url.path}: it is not a model "
+                           "call tracetui records (Chat Completions, Responses, Anthropic Messages), and a replay "
+                           "never reaches a live system")
+
+
+class ModelTransport(httpx.BaseTransport):
+    """A sync httpx transport recording and replaying model calls (module docstring).
+
+    Args:
+        inner: The transport live calls go through (default ``httpx.HTTPTransport()``).
+    """
+
+    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
+        self.inner = inner if inner is not None else httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        session = _session()
+        if session is None:
+            return self.inner.handle_request(request)
+        api = wire.api_of(request.method, request.url.path)
+        if api is None:
+            if session.mode != "record":
+                raise _refuse(session, request)
+            return self.inner.handle_request(request)
+        request.read()
+        try:
+            req, inputs = _prepare(session, request, api)
+        except wire.WireError:
+            if session.mode != "record":
+                raise _refuse(session, request) from None
+            return self.inner.handle_request(request)
+        headers: list[httpx.Headers] = []
+
+        def live() -> tuple[int, str, bytes]:
+            response = self.inner.handle_request(request)
+            try:
+                raw = response.read()
+            finally:
+                response.close()
+            headers.append(response.headers)
+            return response.status_code, response.headers.get("content-type", ""), raw
+
+        from tracetui.core.harness.steps import run_steps
+
+        raw, data = run_steps(session.engine.llm_steps(  # type: ignore[union-attr]
+            req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+        if raw is None:
+            return _served(request, data)
+        return _live_response(request, raw, headers[-1])
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AsyncModelTransport(httpx.AsyncBaseTransport):
+    """The async twin of ``ModelTransport``: a live call is awaited (the event loop never blocks).
+
+    Args:
+        inner: The transport live calls go through (default ``httpx.AsyncHTTPTransport()``).
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        session = _session()
+        if session is None:
+            return await self.inner.handle_async_request(request)
+        api = wire.api_of(request.method, request.url.path)
+        if api is None:
+            if session.mode != "record":
+                raise _refuse(session, request)
+            return await self.inner.handle_async_request(request)
+        await request.aread()
+        try:
+            req, inputs = _prepare(session, request, api)
+        except wire.WireError:
+            if session.mode != "record":
+                raise _refuse(session, request) from None
+            return (await self.inner.handle_async_request(request))
+        headers: list[httpx.Headers] = []
+
+        async def live() -> tuple[int, str, bytes]:
+            response = await self.inner.handle_async_request(request)
+            try:
+                raw = await response.aread()
+            finally:
+                await response.aclose()
+            headers.append(response.headers)
+            return response.status_code, response.headers.get("content-type", ""), raw
+
+        from tracetui.core.harness.steps import arun_steps
+
+        raw, data = await arun_steps(session.engine.llm_steps(  # type: ignore[union-attr]
+            req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+        if raw is None:
+            return _served(request, data)
+        return _live_response(request, raw, headers[-1])
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def http_client(**kwargs: Any) -> httpx.Client:
+    """An ``httpx.Client`` whose transport is a ``ModelTransport`` (``kwargs`` go to the client)."""
+    return httpx.Client(transport=ModelTransport(), **kwargs)
+
+
+def async_http_client(**kwargs: Any) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` whose transport is an ``AsyncModelTransport``."""
+    return httpx.AsyncClient(transport=AsyncModelTransport(), **kwargs)
