@@ -40,3 +40,47 @@ def async_anthropic_client(**kwargs: Any) -> Any:
     import anthropic
 
     return anthropic.AsyncAnthropic(http_client=async_http_client(), **kwargs)
+
+
+_PATCHED: set[str] = set()
+
+
+def patch() -> bool:
+    """Make ``openai.OpenAI`` / ``AsyncOpenAI`` and ``anthropic.Anthropic`` / ``AsyncAnthropic`` (and
+    their subclasses: Azure, Bedrock...) default to tracetui's transports when built without an
+    ``http_client``, so an unchanged program's model calls are recorded (the zero-code entry).
+    Idempotent; a client given its own ``http_client`` is left alone.
+
+    Returns:
+        True when at least one of the two packages is installed and patched.
+    """
+    done = False
+    for module_name, pairs in (("openai", (("OpenAI", False), ("AsyncOpenAI", True))),
+                               ("anthropic", (("Anthropic", False), ("AsyncAnthropic", True)))):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        for cls_name, is_async in pairs:
+            cls = getattr(module, cls_name, None)
+            key = f"{module_name}.{cls_name}"
+            if cls is None or key in _PATCHED:
+                continue
+            _wrap_init(cls, is_async)
+            _PATCHED.add(key)
+        done = True
+    return done
+
+
+def _wrap_init(cls: Any, is_async: bool) -> None:
+    import functools
+
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("http_client") is None:
+            kwargs["http_client"] = async_http_client() if is_async else http_client()
+        original(self, *args, **kwargs)
+
+    cls.__init__ = __init__
