@@ -10,7 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracetui.integrations.transport import async_http_client, http_client
+from tracetui.integrations import transport
+
+
+def _module() -> str:
+    """``httpx2`` when installed (openai 3 and anthropic 2 are built on it; anthropic refuses httpx
+    objects), else ``httpx``."""
+    try:
+        import httpx2  # noqa: F401
+    except ImportError:
+        return "httpx"
+    return "httpx2"
+
+
+def http_client() -> object:
+    """A sync HTTP client for the SDKs, on tracetui's transport."""
+    return transport.http_client(module=_module())
+
+
+def async_http_client() -> object:
+    """An async HTTP client for the SDKs, on tracetui's transport."""
+    return transport.async_http_client(module=_module())
 
 
 def openai_client(**kwargs: Any) -> Any:

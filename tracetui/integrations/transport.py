@@ -55,7 +55,7 @@ def _decoder(api: str) -> Callable[[Any], dict[str, Any]]:
     return decode
 
 
-def _served(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
+def _served(hx: Any, request: Any, data: dict[str, Any]) -> Any:
     """The recorded wire response of a served LLM span, rebuilt byte for byte where it can be."""
     recorded = data.get("wire_response") or {}
     status = int(recorded.get("status") or 200)
@@ -66,125 +66,154 @@ def _served(request: httpx.Request, data: dict[str, Any]) -> httpx.Response:
         body = recorded.get("body")
         content = body.encode() if isinstance(body, str) else orjson.dumps(body)
     headers = {"content-type": content_type, "x-tracetui-replay": "recording"}
-    return httpx.Response(status, headers=headers, content=content, request=request)
+    return hx.Response(status, headers=headers, content=content, request=request)
 
 
-def _live_response(request: httpx.Request, live: tuple[int, str, bytes], headers: httpx.Headers) -> httpx.Response:
+def _live_response(hx: Any, request: Any, live: tuple[int, str, bytes], headers: Any) -> Any:
     status, _ctype, raw = live
-    keep = httpx.Headers({k: v for k, v in headers.items()
-                          if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")})
-    return httpx.Response(status, headers=keep, content=raw, request=request)
+    keep = hx.Headers({k: v for k, v in headers.items()
+                       if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")})
+    return hx.Response(status, headers=keep, content=raw, request=request)
 
 
-def _refuse(session: HarnessSession, request: httpx.Request) -> LiveCallBlocked:
+def _refuse(session: HarnessSession, request: Any) -> LiveCallBlocked:
     return LiveCallBlocked(f"{session.mode} replay refused {request.method} {request.url.path}: it is not a model "
                            "call tracetui records (Chat Completions, Responses, Anthropic Messages), and a replay "
                            "never reaches a live system")
 
 
-class ModelTransport(httpx.BaseTransport):
-    """A sync httpx transport recording and replaying model calls (module docstring).
+def _make_transports(hx: Any) -> tuple[type, type]:
+    """``(ModelTransport, AsyncModelTransport)`` on the httpx-compatible module ``hx`` (``httpx``,
+    or ``httpx2``, which openai 3 and anthropic 2 are built on)."""
 
-    Args:
-        inner: The transport live calls go through (default ``httpx.HTTPTransport()``).
-    """
+    class ModelTransport(hx.BaseTransport):  # type: ignore[name-defined]
+        """A sync httpx transport recording and replaying model calls (module docstring).
 
-    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
-        self.inner = inner if inner is not None else httpx.HTTPTransport()
+        Args:
+            inner: The transport live calls go through (default ``hx.HTTPTransport()``).
+        """
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        session = _session()
-        if session is None:
-            return self.inner.handle_request(request)
-        api = wire.api_of(request.method, request.url.path)
-        if api is None:
-            if session.mode != "record":
-                raise _refuse(session, request)
-            return self.inner.handle_request(request)
-        request.read()
-        try:
-            req, inputs = _prepare(session, request, api)
-        except wire.WireError:
-            if session.mode != "record":
-                raise _refuse(session, request) from None
-            return self.inner.handle_request(request)
-        headers: list[httpx.Headers] = []
+        def __init__(self, inner: Any = None) -> None:
+            self.inner = inner if inner is not None else hx.HTTPTransport()
 
-        def live() -> tuple[int, str, bytes]:
-            response = self.inner.handle_request(request)
+        def handle_request(self, request: Any) -> Any:
+            session = _session()
+            if session is None:
+                return self.inner.handle_request(request)
+            api = wire.api_of(request.method, request.url.path)
+            if api is None:
+                if session.mode != "record":
+                    raise _refuse(session, request)
+                return self.inner.handle_request(request)
+            request.read()
             try:
-                raw = response.read()
-            finally:
-                response.close()
-            headers.append(response.headers)
-            return response.status_code, response.headers.get("content-type", ""), raw
+                req, inputs = _prepare(session, request, api)
+            except wire.WireError:
+                if session.mode != "record":
+                    raise _refuse(session, request) from None
+                return self.inner.handle_request(request)
+            headers: list[Any] = []
 
-        from tracetui.core.harness.steps import run_steps
+            def live() -> tuple[int, str, bytes]:
+                response = self.inner.handle_request(request)
+                try:
+                    raw = response.read()
+                finally:
+                    response.close()
+                headers.append(response.headers)
+                return response.status_code, response.headers.get("content-type", ""), raw
 
-        raw, data = run_steps(session.engine.llm_steps(  # type: ignore[union-attr]
-            req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
-        if raw is None:
-            return _served(request, data)
-        return _live_response(request, raw, headers[-1])
+            from tracetui.core.harness.steps import run_steps
 
-    def close(self) -> None:
-        self.inner.close()
+            raw, data = run_steps(session.engine.llm_steps(  # type: ignore[union-attr]
+                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+            if raw is None:
+                return _served(hx, request, data)
+            return _live_response(hx, request, raw, headers[-1])
+
+        def close(self) -> None:
+            self.inner.close()
 
 
-class AsyncModelTransport(httpx.AsyncBaseTransport):
-    """The async twin of ``ModelTransport``: a live call is awaited (the event loop never blocks).
+    class AsyncModelTransport(hx.AsyncBaseTransport):  # type: ignore[name-defined]
+        """The async twin of ``ModelTransport``: a live call is awaited (the event loop never blocks).
 
-    Args:
-        inner: The transport live calls go through (default ``httpx.AsyncHTTPTransport()``).
-    """
+        Args:
+            inner: The transport live calls go through (default ``hx.AsyncHTTPTransport()``).
+        """
 
-    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
-        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+        def __init__(self, inner: Any = None) -> None:
+            self.inner = inner if inner is not None else hx.AsyncHTTPTransport()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        session = _session()
-        if session is None:
-            return await self.inner.handle_async_request(request)
-        api = wire.api_of(request.method, request.url.path)
-        if api is None:
-            if session.mode != "record":
-                raise _refuse(session, request)
-            return await self.inner.handle_async_request(request)
-        await request.aread()
-        try:
-            req, inputs = _prepare(session, request, api)
-        except wire.WireError:
-            if session.mode != "record":
-                raise _refuse(session, request) from None
-            return (await self.inner.handle_async_request(request))
-        headers: list[httpx.Headers] = []
-
-        async def live() -> tuple[int, str, bytes]:
-            response = await self.inner.handle_async_request(request)
+        async def handle_async_request(self, request: Any) -> Any:
+            session = _session()
+            if session is None:
+                return await self.inner.handle_async_request(request)
+            api = wire.api_of(request.method, request.url.path)
+            if api is None:
+                if session.mode != "record":
+                    raise _refuse(session, request)
+                return await self.inner.handle_async_request(request)
+            await request.aread()
             try:
-                raw = await response.aread()
-            finally:
-                await response.aclose()
-            headers.append(response.headers)
-            return response.status_code, response.headers.get("content-type", ""), raw
+                req, inputs = _prepare(session, request, api)
+            except wire.WireError:
+                if session.mode != "record":
+                    raise _refuse(session, request) from None
+                return (await self.inner.handle_async_request(request))
+            headers: list[Any] = []
 
-        from tracetui.core.harness.steps import arun_steps
+            async def live() -> tuple[int, str, bytes]:
+                response = await self.inner.handle_async_request(request)
+                try:
+                    raw = await response.aread()
+                finally:
+                    await response.aclose()
+                headers.append(response.headers)
+                return response.status_code, response.headers.get("content-type", ""), raw
 
-        raw, data = await arun_steps(session.engine.llm_steps(  # type: ignore[union-attr]
-            req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
-        if raw is None:
-            return _served(request, data)
-        return _live_response(request, raw, headers[-1])
+            from tracetui.core.harness.steps import arun_steps
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+            raw, data = await arun_steps(session.engine.llm_steps(  # type: ignore[union-attr]
+                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+            if raw is None:
+                return _served(hx, request, data)
+            return _live_response(hx, request, raw, headers[-1])
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return ModelTransport, AsyncModelTransport
 
 
-def http_client(**kwargs: Any) -> httpx.Client:
-    """An ``httpx.Client`` whose transport is a ``ModelTransport`` (``kwargs`` go to the client)."""
-    return httpx.Client(transport=ModelTransport(), **kwargs)
+_TRANSPORTS: dict[str, tuple[type, type]] = {}
 
 
-def async_http_client(**kwargs: Any) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` whose transport is an ``AsyncModelTransport``."""
-    return httpx.AsyncClient(transport=AsyncModelTransport(), **kwargs)
+def transports(module: str = "httpx") -> tuple[type, type]:
+    """``(ModelTransport, AsyncModelTransport)`` for ``module``: ``"httpx"`` (LangChain and any httpx
+    client) or ``"httpx2"`` (the openai 3 and anthropic 2 SDKs, which refuse httpx objects).
+
+    Raises:
+        ImportError: the module is not installed.
+    """
+    if module not in _TRANSPORTS:
+        if module not in ("httpx", "httpx2"):
+            raise ValueError(f"transports(): module must be 'httpx' or 'httpx2', not {module!r}")
+        _TRANSPORTS[module] = _make_transports(__import__(module))
+    return _TRANSPORTS[module]
+
+
+ModelTransport, AsyncModelTransport = transports("httpx")
+
+
+def http_client(*, module: str = "httpx", **kwargs: Any) -> Any:
+    """A ``Client`` of ``module`` (``httpx`` or ``httpx2``) whose transport is a ``ModelTransport``
+    (``kwargs`` go to the client)."""
+    hx = __import__(module)
+    return hx.Client(transport=transports(module)[0](), **kwargs)
+
+
+def async_http_client(*, module: str = "httpx", **kwargs: Any) -> Any:
+    """An ``AsyncClient`` of ``module`` whose transport is an ``AsyncModelTransport``."""
+    hx = __import__(module)
+    return hx.AsyncClient(transport=transports(module)[1](), **kwargs)
