@@ -146,3 +146,24 @@ def test_show_tells_a_replay_run_and_its_result() -> None:
     assert info["mode"] == "fixture" and info["diverged"] is False and info["writes"] == 2
     code, out, _ = cli("show", str(SAMPLE / "original.jsonl"), "--format", "json")
     assert orjson.loads(out)["runs"][0]["replay"] is None
+
+
+def test_an_exception_without_a_message_is_named_and_exits_1(project: Path) -> None:
+    """`StopIteration()` (str() is '') used to end record and replay with an internal error."""
+    (project / "stops.py").write_text(
+        "READ_TOOLS = {'get'}\nTOOLS = {'get': lambda: {'n': 1}}\n"
+        "def run(ctx, input):\n    ctx.tool('get', {})\n    raise StopIteration()\n")
+    code, out, err = cli("record", "stops.py:run", "--input", "{}", "--out", "stops.jsonl")
+    assert code == 1, err
+    assert "the agent raised StopIteration" in out and "Traceback" not in err
+    code, out, err = cli("replay", "stops.jsonl", "stops.py:run", "--out", "stops-replay.jsonl")
+    assert code == 0, err  # the replay reproduces the original's failure: no divergence
+    assert "the agent raised StopIteration" in out and "internal error" not in err.lower()
+    (project / "stops_in_replay.py").write_text(
+        "READ_TOOLS = {'get'}\nTOOLS = {'get': lambda: {'n': 1}}\n"
+        "def run(ctx, input):\n    ctx.tool('get', {})\n    if ctx.mode != 'record':\n        raise StopIteration()\n")
+    code, out, err = cli("record", "stops_in_replay.py:run", "--input", "{}", "--out", "ok.jsonl")
+    assert code == 0, err
+    code, out, err = cli("replay", "ok.jsonl", "stops_in_replay.py:run", "--out", "new-failure.jsonl")
+    assert code == 1, err  # a failure the original did not have
+    assert "agent raised StopIteration (the original run did not fail)" in out
