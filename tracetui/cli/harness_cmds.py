@@ -27,6 +27,8 @@ def add_parsers(sub: Any) -> None:
         "before it is written (emails, phones, card numbers, API keys, bearer tokens, fields a tool declares "
         "sensitive) with the project's redaction key (docs/redaction.md). Exit 0 when the run completed, 1 when "
         "the agent raised (the trace is still written), 2 on errors.",
+        epilog="An unchanged program instead: tracetui record [--read-tools a,b] [--out F] [--force] -- python app.py "
+        "ARGS (its options: tracetui record -h -- python).",
     )
     rec.add_argument("agent", metavar="AGENT", help="module:function or path/to/file.py:function")
     _add_input(rec, required=True)
@@ -47,6 +49,8 @@ def add_parsers(sub: Any) -> None:
         "sent to a live system; outbound network connections are blocked. Exit 0 when every trial passed, 1 when "
         "a trial diverged, raised where the original did not, or repeated a write; 2 on errors. Then: "
         "tracetui diff TRACE REPLAY.",
+        epilog="An unchanged program instead: tracetui replay TRACE [--mode strict|loose] [--llm frozen|live] "
+        "[--out F] [--force] -- python app.py ARGS (its options: tracetui replay -h -- python).",
     )
     rep.add_argument("trace", metavar="TRACE", help="the recorded run (tracetui/1 or any readable format; FILE#RUN)")
     rep.add_argument("agent", metavar="AGENT", help="module:function or path/to/file.py:function")

@@ -70,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
             "                                      run an agent live, record its trace (redacted before writing)\n"
             "  tracetui replay TRACE AGENT --out REPLAY.jsonl\n"
             "                                      replay it offline: reads from the recording, writes intercepted\n"
+            "  tracetui record [--read-tools a,b] [--out F] -- python app.py ARGS\n"
+            "  tracetui replay TRACE [--llm live] -- python app.py ARGS\n"
+            "                                      the same for an unchanged program (model clients, MCP and\n"
+            "                                      frameworks patched at import; `tracetui record -h -- python`)\n"
             "  tracetui triage ORIGINAL [REPLAY...] replayable? does the failure come back? model or data?\n"
             "  tracetui promote ORIGINAL [REPLAY] --to golden/\n"
             "                                      make the failure a golden-set case: fixture + contract\n"
@@ -151,6 +155,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] in (["record"], ["replay"]) and "--" in args_list[1:-1]:
+        # `tracetui record|replay [OPTIONS] -- python app.py ARGS`: an unchanged program (cli.session_cmds)
+        from tracetui.cli.session_cmds import run as run_program
+
+        try:
+            return run_program(args_list, out, err)
+        except KeyboardInterrupt:
+            return 130
     # `tracetui A B` is `tracetui view A B`: the on-call path is the short one (view's options, such as
     # `--config PATH` or `--watch`, may come first: `tracetui --watch A B`).
     if args_list and args_list[0] not in COMMANDS and args_list[0] not in _TOP_LEVEL_OPTIONS:

@@ -1,0 +1,135 @@
+"""The zero-code entry: ``tracetui record -- python app.py`` and ``tracetui replay REC -- python app.py``
+run unchanged programs (tests/integrations/apps/) as real subprocesses of the real CLI, against the
+real local model server and the real stdio MCP server.
+
+Each replay counts what reached a live system: the model server's hits (model calls and the
+``/api`` endpoints the tools call) and the MCP server's log of ``tools/call`` requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracetui.core.readers import read_trace
+
+APPS = Path(__file__).resolve().parent / "apps"
+RAW_APP = str(APPS / "raw_openai_app.py")
+MCP_APP = str(APPS / "mcp_app.py")
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch, model_server, mcp_log):
+    """``cli(*args)``: run ``python -m tracetui ARGS`` in tmp_path with the servers' addresses in
+    the environment; returns the CompletedProcess (text)."""
+    monkeypatch.chdir(tmp_path)
+    env = dict(os.environ, OPENAI_BASE_URL=model_server.base_url_openai, OPENAI_API_KEY="test",
+               TRACETUI_TEST_MCP_LOG=str(mcp_log))
+    env.pop("TRACETUI_AUTOPATCH", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tracetui", *args], env=env, capture_output=True, text=True,
+                              timeout=180)
+
+    return run
+
+
+def mcp_calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def check_round_trip(cli, server, mcp_log, app: str, record_opts: list[str], *, stream: bool) -> None:
+    """record -> frozen replay (no live call, tracetui diff exit 0) -> live-model replay with
+    another city (exit 1, unrecorded_call naming the recorded call)."""
+    extra = ["--stream"] if stream else []
+    rec = cli("record", *record_opts, "--out", "rec.jsonl", "--", "python", app, *extra)
+    assert rec.returncode == 0, rec.stderr
+    assert "Report sent for Paris." in rec.stdout              # the program's own stdout
+    assert "tracetui: recorded rec.jsonl: 3 model calls, 2 tool calls" in rec.stderr
+    spans = read_trace("rec.jsonl").spans
+    assert [s.data["tool_name"] for s in spans if s.kind.value == "tool"] == ["get_weather", "send_report"]
+    root = next(s for s in spans if s.parent_id is None)
+    assert root.data["output"] == {"exit_code": 0} and root.data["input"] == {"argv": extra}
+
+    server.clear_hits()
+    log_before = len(mcp_calls(mcp_log))
+    rep = cli("replay", "rec.jsonl", "--out", "replay.jsonl", "--", "python", app, *extra)
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    assert "Report sent for Paris." in rep.stdout
+    assert "completed; reads served 1, misses 0, writes intercepted 1, LLM outputs served 3, live calls 0" in rep.stdout
+    assert "write #1 intercepted: send_report" in rep.stdout
+    assert "blocked network call" not in rep.stdout
+    assert server.hits == []                                   # no model call, no /api call
+    assert len(mcp_calls(mcp_log)) == log_before               # no tools/call reached the MCP server
+    diff = cli("diff", "rec.jsonl", "replay.jsonl")
+    assert diff.returncode == 0, diff.stdout
+
+    server.city = "Lyon"
+    server.clear_hits()
+    live = cli("replay", "rec.jsonl", "--llm", "live", "--out", "live.jsonl", "--", "python", app, *extra)
+    assert live.returncode == 1, live.stdout + live.stderr
+    assert "diverged;" in live.stdout and "unrecorded_call" in live.stdout
+    assert 'unrecorded call get_weather {"city":"Lyon"}' in live.stdout
+    assert 'get_weather {"city":"Paris"}' in live.stdout       # the nearest recorded call
+    assert server.hit_count("/api/") == 0 and server.model_calls == 1
+    assert len(mcp_calls(mcp_log)) == log_before
+
+
+@pytest.mark.parametrize("stream", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_raw_openai_program_recorded_and_replayed_unchanged(cli, model_server, mcp_log, stream):
+    check_round_trip(cli, model_server, mcp_log, RAW_APP, ["--read-tools", "get_weather"], stream=stream)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stream", [False, True])
+def test_mcp_program_recorded_and_replayed_unchanged(cli, model_server, mcp_log, stream):
+    # no --read-tools: get_weather is a read on the MCP server's readOnlyHint alone
+    check_round_trip(cli, model_server, mcp_log, MCP_APP, [], stream=stream)
+    header = read_trace("rec.jsonl").header
+    assert header["hinted_read_tools"] == ["get_weather"]
+
+
+def test_exit_code_and_uncaught_exception_are_the_programs(cli):
+    rec = cli("record", "--out", "exit.jsonl", "--", "python", "-c", "import sys; print('hi'); sys.exit(3)")
+    assert rec.returncode == 3 and rec.stdout == "hi\n"
+    root = next(s for s in read_trace("exit.jsonl").spans if s.parent_id is None)
+    assert root.status.value == "error" and root.error_type == "SystemExit"
+    rep = cli("replay", "exit.jsonl", "--out", "exit-replay.jsonl", "--", "python", "-c",
+              "import sys; print('hi'); sys.exit(3)")
+    assert rep.returncode == 0, rep.stdout  # exited as recorded: no divergence
+    other = cli("replay", "exit.jsonl", "--out", "exit-other.jsonl", "--", "python", "-c", "print('hi')")
+    assert other.returncode == 1 and "exited with 0; the recorded run exited with 3" in other.stdout
+
+    boom = cli("record", "--out", "boom.jsonl", "--", "python", "-c", "raise ValueError('boom')")
+    assert boom.returncode == 1
+    assert "ValueError: boom" in boom.stderr and "autopatch" not in boom.stderr  # the program's traceback only
+    root = next(s for s in read_trace("boom.jsonl").spans if s.parent_id is None)
+    assert root.error_type == "ValueError" and root.data["output"]["message"] == "boom"
+
+
+def test_tracetui_errors_exit_2_before_the_program_runs(cli, tmp_path):
+    marker = tmp_path / "ran"
+    program = ["python", "-c", f"open({str(marker)!r}, 'w')"]
+    missing = cli("replay", "nope.jsonl", "--", *program)
+    assert missing.returncode == 2 and "nope.jsonl" in missing.stderr
+    (tmp_path / "rec.jsonl").write_text("")
+    exists = cli("record", "--", *program)  # --out defaults to rec.jsonl, which exists
+    assert exists.returncode == 2 and "--force" in exists.stderr
+    not_python = cli("record", "--out", "x.jsonl", "--", "ls", "-l")
+    assert not_python.returncode == 2 and "Python program" in not_python.stderr
+    bad_mode = cli("replay", "rec.jsonl", "--mode", "fixture", "--", *program)
+    assert bad_mode.returncode == 2
+    assert not marker.exists()
+
+
+def test_the_agent_forms_are_unchanged(cli):
+    """``tracetui record AGENT`` (no ``--``) still parses as before: its required options are asked for."""
+    old = cli("record", "my_agent.py:run")
+    assert old.returncode == 2 and "--input" in old.stderr
+    helped = cli("record", "-h", "--", "python")
+    assert helped.returncode == 0 and "-- python app.py ARGS" in helped.stdout
