@@ -19,3 +19,13 @@ def mcp_log(tmp_path):
     """Path of the JSON-lines file the stdio MCP server appends one line to per live call
     (pass it to ``servers.mcp_stdio_params``)."""
     return tmp_path / "mcp_calls.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tool_declarations(monkeypatch):
+    """Each test starts with no tool declared in the process (``@tracetui.tool`` declares its tool
+    for every later session: a read declared by one test would make another's MCP hint moot)."""
+    from tracetui.core.harness import ambient
+
+    monkeypatch.setattr(ambient, "_DECLARED_READS", set())
+    monkeypatch.setattr(ambient, "_DECLARED_TOOLS", {})

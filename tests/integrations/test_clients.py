@@ -288,3 +288,26 @@ def openai_error_types():
     from tracetui.core.errors import InputMismatch
 
     return (InputMismatch, openai.APIConnectionError)
+
+
+@pytest.mark.parametrize("name", ["chat", "responses", "anthropic"])
+def test_a_value_split_across_stream_deltas_is_redacted_whole(model_server, workdir, name):
+    """The server streams 8-character pieces: ops@example.com in the write's arguments reaches the
+    recorder split across deltas ("ps@examp" + "le.com"); each piece alone matches no rule."""
+    from tracetui.integrations.wire import assemble_stream
+
+    _record(model_server, name, True)
+    joined = []
+    for span in read_trace("rec.jsonl").spans:
+        wire = span.data.get("wire_response") if span.kind.value == "llm" else None
+        if wire and "events" in wire:
+            joined.append(json.dumps(assemble_stream(span.data["api"], wire["events"])))
+            joined.append("".join(e["data"]["delta"] for e in wire["events"] if isinstance(e["data"], dict)
+                                  and str(e["data"].get("type", "")).endswith(".delta")))  # Responses deltas
+    assert len(joined) == 6 and any("<EMAIL_" in j for j in joined)
+    assert not any("example.com" in j for j in joined)  # the deltas add up to the token, not the address
+    model_server.clear_hits()
+    with tracetui.replay("rec.jsonl", out="replay.jsonl") as session:  # the rewritten stream replays
+        session.output = AGENTS[name](model_server, True)
+    assert model_server.hits == [] and not session.result.diverged
+    assert _divergences("rec.jsonl", "replay.jsonl") == []

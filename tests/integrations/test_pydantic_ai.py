@@ -24,9 +24,9 @@ from tracetui.core.errors import ReplayDivergence  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
 from tracetui.integrations import pydantic_ai as tpa  # noqa: E402
 
-# The recorded Responses stream's argument deltas carry the email in pieces, the redacted `.done`
-# event the whole token: pydantic-ai warns that they differ (and keeps the deltas).
-pytestmark = pytest.mark.filterwarnings("ignore:The provider sent a `function_call_arguments.done`:UserWarning")
+# A recorded stream's deltas add up to its redacted `.done` event (wire.redact_stream): pydantic-ai
+# warns when they differ, and that warning is an error here.
+pytestmark = pytest.mark.filterwarnings("error:The provider sent a `function_call_arguments.done`:UserWarning")
 
 PROMPT = "Report the weather"
 INSTRUCTIONS = "You are a weather bot."

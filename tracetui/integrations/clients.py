@@ -16,11 +16,9 @@ from tracetui.integrations import transport
 def _module() -> str:
     """``httpx2`` when installed (openai 3 and anthropic 2 are built on it; anthropic refuses httpx
     objects), else ``httpx``."""
-    try:
-        import httpx2  # noqa: F401
-    except ImportError:
-        return "httpx"
-    return "httpx2"
+    import importlib.util
+
+    return "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
 
 
 def http_client() -> object:
@@ -69,19 +67,25 @@ def patch() -> bool:
     """Make ``openai.OpenAI`` / ``AsyncOpenAI`` and ``anthropic.Anthropic`` / ``AsyncAnthropic`` (and
     their subclasses: Azure, Bedrock...) default to tracetui's transports when built without an
     ``http_client``, so an unchanged program's model calls are recorded (the zero-code entry).
-    Idempotent; a client given its own ``http_client`` is left alone.
+
+    Patches the packages the program has already imported (the zero-code entry calls it again when
+    it imports the other one); when neither is imported yet, imports and patches whichever is
+    installed. Idempotent; a client given its own ``http_client`` is left alone.
 
     Returns:
-        True when at least one of the two packages is installed and patched.
+        True when at least one of the two packages is patched.
     """
+    import importlib
+    import sys
+
+    names = [n for n in _SDK_CLASSES if n in sys.modules] or list(_SDK_CLASSES)
     done = False
-    for module_name, pairs in (("openai", (("OpenAI", False), ("AsyncOpenAI", True))),
-                               ("anthropic", (("Anthropic", False), ("AsyncAnthropic", True)))):
+    for module_name in names:
         try:
-            module = __import__(module_name)
+            module = sys.modules.get(module_name) or importlib.import_module(module_name)
         except ImportError:
             continue
-        for cls_name, is_async in pairs:
+        for cls_name, is_async in _SDK_CLASSES[module_name]:
             cls = getattr(module, cls_name, None)
             key = f"{module_name}.{cls_name}"
             if cls is None or key in _PATCHED:
@@ -90,6 +94,10 @@ def patch() -> bool:
             _PATCHED.add(key)
         done = True
     return done
+
+
+_SDK_CLASSES = {"openai": (("OpenAI", False), ("AsyncOpenAI", True)),
+                "anthropic": (("Anthropic", False), ("AsyncAnthropic", True))}
 
 
 def _wrap_init(cls: Any, is_async: bool) -> None:

@@ -48,10 +48,14 @@ def _prepare(session: HarnessSession, request: httpx.Request, api: str) -> tuple
     return req, inputs
 
 
-def _decoder(api: str) -> Callable[[Any], dict[str, Any]]:
+def _decoder(session: HarnessSession, api: str) -> Callable[[Any], dict[str, Any]]:
     def decode(live: tuple[int, str, bytes]) -> dict[str, Any]:
         status, content_type, raw = live
-        return wire.response_fields(api, status, content_type, raw)
+        fields = wire.response_fields(api, status, content_type, raw)
+        events = fields["wire_response"].get("events")
+        if events:  # a value split across deltas is redacted whole, before the engine writes it
+            wire.redact_stream(api, events, session.redactor.text, session.redactor.value)
+        return fields
     return decode
 
 
@@ -126,7 +130,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
             from tracetui.core.harness.steps import run_steps
 
             raw, data = run_steps(session.engine.llm_steps(  # type: ignore[union-attr]
-                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(session, api), inputs=inputs))
             if raw is None:
                 return _served(hx, request, data)
             return _live_response(hx, request, raw, headers[-1])
@@ -175,7 +179,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
             from tracetui.core.harness.steps import arun_steps
 
             raw, data = await arun_steps(session.engine.llm_steps(  # type: ignore[union-attr]
-                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(api), inputs=inputs))
+                req.messages, req.model, None, None, req.params, live=live, decode=_decoder(session, api), inputs=inputs))
             if raw is None:
                 return _served(hx, request, data)
             return _live_response(hx, request, raw, headers[-1])

@@ -21,7 +21,7 @@ APIs, by request path:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -379,3 +379,79 @@ def _join(a: Any, b: Any) -> Any:
     if b is None:
         return a
     return f"{a}\n{b}"
+
+
+# ---- redacting a stream ------------------------------------------------------------------------
+
+def _delta_slots(api: str, events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[tuple[dict[str, Any], str]]]:
+    """The text pieces of a stream, grouped by what they add up to: group key -> ``[(holder,
+    field)]`` in order, where ``holder[field]`` is one delta's string. Chat Completions: each
+    choice's content, refusal and each tool call's arguments; Responses: each ``*.delta`` event
+    by type, item and part; Anthropic: each content block's text, JSON input or thinking."""
+    groups: dict[tuple[Any, ...], list[tuple[dict[str, Any], str]]] = {}
+    for e in events:
+        d = e.get("data")
+        if not isinstance(d, dict):
+            continue
+        if api == "openai.chat":
+            for ch in d.get("choices") or []:
+                delta = ch.get("delta") if isinstance(ch, dict) else None
+                if not isinstance(delta, dict):
+                    continue
+                i = ch.get("index")
+                for name in ("content", "refusal"):
+                    if isinstance(delta.get(name), str):
+                        groups.setdefault((name, i), []).append((delta, name))
+                for tc in delta.get("tool_calls") or []:
+                    fn = tc.get("function") if isinstance(tc, dict) else None
+                    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                        groups.setdefault(("arguments", i, tc.get("index")), []).append((fn, "arguments"))
+        elif api == "openai.responses":
+            kind = d.get("type")
+            if isinstance(kind, str) and kind.endswith(".delta") and isinstance(d.get("delta"), str):
+                key = (kind, d.get("item_id"), d.get("output_index"), d.get("content_index"), d.get("summary_index"))
+                groups.setdefault(key, []).append((d, "delta"))
+        elif d.get("type") == "content_block_delta" and isinstance(d.get("delta"), dict):
+            delta = d["delta"]
+            for name in ("text", "partial_json", "thinking"):
+                if isinstance(delta.get(name), str):
+                    groups.setdefault((d.get("index"), name), []).append((delta, name))
+    return groups
+
+
+def redact_stream(api: str, events: list[dict[str, Any]], redact_text: Callable[[str], str],
+                  redact_value: Callable[[Any], Any]) -> int:
+    """Redact a stream's text pieces where they add up to something to redact, in place.
+
+    Redacting each delta alone would miss a value split across deltas (``"ops@examp"`` +
+    ``"le.com"``) and write it in readable pieces. For each group of pieces (``_delta_slots``)
+    the joined text is redacted (a JSON arguments text as a value, so secret-named fields are
+    caught too); when that changes it, the first piece takes the whole redacted text and the
+    others become ``""``: the same events, in the same order, adding up to the redacted text.
+
+    Returns:
+        How many groups were rewritten. Per-token ``logprobs`` are not rewritten (a limit).
+    """
+    changed = 0
+    for key, slots in _delta_slots(api, events).items():
+        whole = "".join(holder[name] for holder, name in slots)
+        red = _redact_joined(whole, redact_text, redact_value, json_text=key[0] == "arguments"
+                             or key[-1] == "partial_json" or "arguments" in str(key[0]))
+        if red == whole:
+            continue
+        changed += 1
+        for n, (holder, name) in enumerate(slots):
+            holder[name] = red if n == 0 else ""
+    return changed
+
+
+def _redact_joined(whole: str, redact_text: Callable[[str], str], redact_value: Callable[[Any], Any],
+                   json_text: bool) -> str:
+    if json_text:
+        try:
+            parsed = orjson.loads(whole)
+        except orjson.JSONDecodeError:
+            return redact_text(whole)
+        red = redact_value(parsed)
+        return whole if red == parsed else orjson.dumps(red).decode()
+    return redact_text(whole)
