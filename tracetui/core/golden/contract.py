@@ -17,6 +17,8 @@ checks) must hold in every trial; the others are **soft**: they must hold in at 
 ``load_contract``/``loads_contract`` parse and validate (every bad field is a ``GoldenCaseError``
 naming the file and the field path), ``dump_contract`` writes YAML back in a stable order,
 ``check`` judges runs (``Trace``) against a contract. Pure library: no printing.
+
+Size: the contract format and its checker together; the split (format / checks) is still open (issue 17).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ case is complete or absent; an existing case is never overwritten: promoting aga
 same name writes the fork ``NAME-fork-2`` (the next free number) with ``parent: NAME``.
 
 Pure library: no printing; errors are ``GoldenCaseError`` naming the file, field and fix.
+
+Size: promotion of a failure into a golden case end to end; the split (clauses / files) is still open (issue 17).
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ model call or quotes it in its answer.
 
 Rules (``RULES``), what each matches and its limits are described in
 ``docs/redaction.md``.
+
+Size: the redactor whole (patterns, tokens, the walk over values); the split by job asked in issue 17 is still open.
 """
 
 from __future__ import annotations

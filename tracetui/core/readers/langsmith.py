@@ -23,6 +23,8 @@ into one ``RunSpans`` each, in first-seen order. ``seq`` follows
 ``dotted_order`` when every run of the trace has one (it sorts runs in
 execution order), else it is derived from ``start_time``. Times: ISO 8601 ->
 exact integer ns (no offset = UTC, as LangSmith stores them).
+
+Size: one format family's reader (ingest payloads and exports), its mapping tables in one place.
 """
 
 from __future__ import annotations

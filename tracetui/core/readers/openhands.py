@@ -32,6 +32,8 @@ root ``agent`` span; per distinct model response (``model_response.id`` /
 observation naming it in ``cause`` (``action_id`` in V1). Times: ISO strings converted
 exactly to ns; OpenHands writes ``datetime.now().isoformat()`` with no UTC offset, read as
 UTC.
+
+Size: one format family's reader (V0 and V1 events), its mapping tables and quirks in one place; split by version if it grows.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
-from tracetui.core.readers.otlp import _BadValue, anyvalue, normalize_id
+from tracetui.core.readers.otlp import BadValue, anyvalue, normalize_id
 from tracetui.core.readers.timefmt import epoch_ns, iso_ns, ns_to_iso
 
 __all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps"]
@@ -380,7 +380,7 @@ class _Reading:
                     continue
                 try:
                     out[key] = anyvalue(kv.get("value"))
-                except (_BadValue, RecursionError) as exc:
+                except (BadValue, RecursionError) as exc:
                     self.issue(line, f"{where}[{i}]", f"attribute {key!r}: {exc}; attribute skipped", "warning")
             return out
         self.issue(line, where, f"attributes are a {type(raw).__name__}, not an object; ignored", "warning")

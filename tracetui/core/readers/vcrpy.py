@@ -35,6 +35,8 @@ Cassettes are often not scrubbed: only a fixed list of harmless headers is copie
 attributes (never ``authorization``, ``cookie``, ``set-cookie``, ``openai-organization``,
 ``openai-project``, api keys), and secret-looking query parameters of the URL are masked.
 Cassettes record no timing: spans have no times (``seq`` is the interaction order).
+
+Size: one format family's reader (LLM calls, reconstructed tool calls, other HTTP) in one place.
 """
 
 from __future__ import annotations

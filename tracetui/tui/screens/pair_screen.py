@@ -13,6 +13,8 @@ or the side ``s`` picks) with OSC 52; ``w`` writes it to a new file in the
 current directory. A long value shows its first lines and the lines around its
 differences, saying how many are left out; ``a`` shows everything.
 ``n``/``p`` step through divergent rows; the screen returns the row it ends on.
+
+Size: one screen with its bindings and actions; the split is still open (issue 17).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.core.export import SIDES, span_json, write_new_file
-from tracetui.core.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
+from tracetui.core.readers.export import SIDES, span_json, write_new_file
+from tracetui.core.diff.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
 from tracetui.tui.formatting import ABSENT_TEXT, format_duration, span_label, visible
 from tracetui.core.errors import SourceChanged
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields, read_payloads
@@ -424,7 +426,7 @@ def _pretty(value: Any, path: str) -> Pretty:
 
 def _ignored_inside(pf: PairFields) -> list[FieldRow]:
     """Never-compared values inside compared fields (``llm.messages[2].tool_call_id``...), both sides."""
-    from tracetui.core.compare import semantic_fields
+    from tracetui.core.diff.compare import semantic_fields
 
     a = nested_volatile(semantic_fields(pf.original)) if pf.original is not None else {}
     b = nested_volatile(semantic_fields(pf.replay)) if pf.replay is not None else {}
@@ -476,7 +478,7 @@ class PairScreen(Screen[int]):
         self.row = row
         """The aligned row shown."""
         self.side = "both"
-        """What ``c`` and ``w`` take: one of ``tracetui.core.export.SIDES``."""
+        """What ``c`` and ``w`` take: one of ``tracetui.core.readers.export.SIDES``."""
         self.last_written: Path | None = None
         """The file ``w`` wrote last."""
         self._divergent = sorted(diff.divergent_rows)
@@ -609,7 +611,7 @@ class PairScreen(Screen[int]):
         self._update_status()
 
     def span_json(self) -> str:
-        """The JSON ``c`` and ``w`` take (``tracetui.core.export.span_json`` of the chosen side)."""
+        """The JSON ``c`` and ``w`` take (``tracetui.core.readers.export.span_json`` of the chosen side)."""
         pf = self._pf or pair_fields(self._diff, self.row)
         return span_json(pf.original, pf.replay, self.side)
 

@@ -10,6 +10,8 @@ Row layout (cells)::
     NNN▶ML original-side-label........... │ replay-side-label............. divergence_type
     row mark M (~ changed, + replay only, - original only, blank equal);
     ▶ only on the first divergence's row; L a reviewer label's mark (``LABEL_MARKS``), else blank
+
+Size: the pair's table widget with its bindings and rendering; more may move out as aligned_finding did (issue 17).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ LABEL_MARKS = {
     "fixture_mismatch": ("◆", "label-fixture"),
     "insufficient_spec": ("?", "label-spec"),
 }
-"""Reviewer label (``tracetui.core.labels.LABELS``) -> (mark drawn after the row mark, component class suffix).
+"""Reviewer label (``tracetui.core.diff.labels.LABELS``) -> (mark drawn after the row mark, component class suffix).
 
 One glyph per label, so the label reads without colour; the detail pane names it and shows the note."""
 
@@ -313,7 +315,7 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
         return self._labels
 
     def set_labels(self, labels: dict[int, str]) -> None:
-        """Mark labelled rows: ``{row: label name}`` (``tracetui.core.labels.LABELS``); replaces the previous marks."""
+        """Mark labelled rows: ``{row: label name}`` (``tracetui.core.diff.labels.LABELS``); replaces the previous marks."""
         if labels == self._labels:
             return
         self._labels = dict(labels)

@@ -31,7 +31,7 @@ from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
-    from tracetui.core.labels import Label
+    from tracetui.core.diff.labels import Label
     from tracetui.core.model import Span
 
 VALUE_LINES = 2
