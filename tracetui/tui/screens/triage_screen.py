@@ -19,6 +19,8 @@ never as a traceback.
 
 A modal rather than a docked panel: the checklist, its evidence and the run form need the height
 of the screen at 80x24, and an item's ``enter`` closes it onto the row, as the full pair screen does.
+
+Size: one screen with its bindings and workers; the split is still open (issue 17).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from tracetui.tui.formatting import visible
 if TYPE_CHECKING:
     from tracetui.core.model import Trace
     from tracetui.core.triage import TriageResult, Trial
-    from tracetui.tui.app import TraceTuiApp
+    from tracetui.tui.host import PairHost
 
 STATE_MARKS = {"passed": "✓", "failed": "✗", "pending": "○", "skipped": "–"}
 """Checklist mark of each step state (``tracetui.core.triage.Step.state``)."""
@@ -217,7 +219,7 @@ class TriageScreen(ModalScreen["int | None"]):
         self._counts: tuple[int, int, str] = (0, 0, "")
 
     @property
-    def tui(self) -> TraceTuiApp:
+    def tui(self) -> PairHost:
         """The app (typed)."""
         return self.app  # type: ignore[return-value]
 
