@@ -28,24 +28,23 @@ checked by length and first character before any content). The 100k-span synthet
 ``benchmarks/bench_diff.py`` (340 MB of tool outputs) assesses in 1.2-1.5 s on the shared
 2-core machine under load, about half the time of reading it.
 
-Size: one concern (the findings on a single trace, one function a rule); moving the rules into modules of their own is still open (issue 17).
+The evidence of two rules has a module of its own: ``triage.truncation`` (does a value look
+cut; ``truncation`` and ``TRUNCATION_CAPS`` are importable from here as before) and
+``triage.nondeterminism`` (values minted at run time in tool arguments).
 """
 
 from __future__ import annotations
 
 import operator
-import re
-from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tracetui.core.canonical import parse_json_string
 from tracetui.core.model import Span, SpanKind, Status, Trace
-from tracetui.core.readers.timefmt import iso_ns
 from tracetui.core.readers.tree import MISSING_PARENT, NOT_CAPTURED
+from tracetui.core.triage.nondeterminism import ArgumentCheck
+from tracetui.core.triage.truncation import TRUNCATION_CAPS, describe, scan, truncation, uncut_prefix
 
 __all__ = ["MAX_LISTED", "SEVERITIES", "TRUNCATION_CAPS", "VERDICTS", "Finding", "Replayability", "assess",
            "truncation"]
@@ -59,44 +58,6 @@ VERDICTS = ("replayable", "partial", "not_replayable")
 MAX_LISTED = 5
 """Span ids a grouped finding names before saying how many more."""
 
-TRUNCATION_CAPS: dict[int, str] = {
-    256: "Google Cloud Trace v2 span attribute values (a string up to 256 bytes, TruncatableString)",
-    1000: "MLflow trace request/response previews (TRACE_REQUEST_RESPONSE_PREVIEW_MAX_LENGTH_OSS = 1000, "
-          "cut with '...')",
-    1024: "Sentry Python SDK max_value_length default before 2.34 (value[:1021] + '...'); Elastic APM agents' "
-          "keyword fields",
-    2048: "Application Insights request URL max length; practice.md's stored 2 KB preview",
-    4095: "New Relic attribute value max length (4,095 characters, OTLP data included)",
-    4096: "New Relic's limit as opentelemetry-dotnet#3297 states it; Application Insights JS "
-          "attributeValueLengthLimit example",
-    8192: "Application Insights custom property max value length (where OTel attributes land)",
-    10000: "Elastic APM long_field_max_length default; MLflow Databricks previews "
-           "(TRACE_REQUEST_RESPONSE_PREVIEW_MAX_LENGTH_DBX)",
-}
-"""Known exporter caps, in characters, and where each comes from.
-
-A string of exactly one of these lengths that does not end as complete text (mid-word, with an
-ellipsis, or JSON that does not parse) was most likely cut by that exporter; so was a string of
-the cap plus ``"..."`` or ``"…"`` appended. OpenTelemetry itself sets no default
-(``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` is unlimited unless configured); an SDK configured with
-a limit cuts silently (OTel spec, common/#attribute-limits), which is why lengths are the evidence.
-"""
-
-_ENDERS = frozenset('.!?)]}"\'>`*\n|»”’。')
-"""Last characters of text that looks complete; a cut at a cap lands elsewhere almost always."""
-
-_MARKER = re.compile(
-    r"""(?:\.\.\.|…)\s*[\[(<]?\s*truncated\b(?:[^\])>\n]{0,40}[\])>])?  # ...[truncated]  … (truncated string)
-      | [\[(<]\s*(?:\.\.\.|…)?\s*(?:[\w,]+\s+){0,3}(?<!not\ )truncated\b[^\])>\n]{0,80}[\])>]
-                                                             # [TRUNCATED]  <truncated 512 chars>  [... 300 chars truncated ...]
-    """, re.I | re.X)
-"""Truncation markers recorders and exporters write: OpenAI Agents SDK ``... [truncated]``, Langfuse
-plugins ``…[truncated N chars]``, LangWatch ``... (truncated string)``, ``[TRUNCATED - ...]``,
-``<truncated N chars>``, ``[... N chars truncated ...]`` (a middle cut, marked in the middle)."""
-
-_UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
-_DAY_NS = 86_400 * 10**9
 _SPAN_ID = operator.attrgetter("span_id")
 _LENGTH = ("length", "max_tokens", "max_output_tokens", "model_length")
 """Finish reasons of an answer cut by the model's token limit: a real answer, not a capture cut."""
@@ -152,205 +113,6 @@ class Replayability:
 
 # -- truncation -------------------------------------------------------------------------
 
-
-def truncation(value: Any) -> str | None:
-    """Why ``value`` looks truncated, or None.
-
-    Rules, on ``value`` and every string, list and object nested in it:
-
-    - an object flagged by its recorder: ``output_truncated: true``; ``truncated: true`` with
-      ``preview`` or ``original_type`` (the OpenAI Agents SDK's replacement of an oversized
-      payload); ``truncatedByteCount`` / ``truncated_byte_count`` > 0 (Cloud Trace
-      TruncatableString); ``is_truncated: true`` (OCSF long_string);
-    - a string starting with ``{`` or ``[`` that fails to parse because the input ends (orjson:
-      "unexpected end of data"), whatever its length: JSON cut mid-value. A string that
-      parses, or fails elsewhere (a Python repr, a template), is not cut;
-    - ``value`` itself a string whose length is exactly a cap of ``TRUNCATION_CAPS`` and that
-      does not end as complete text (mid-word, mid-sentence, or with an ellipsis): exporters
-      cut whole attribute values. Complete JSON of that length is not cut;
-    - any string of a cap's length ending with ``...`` / ``…``, or of a cap plus an appended
-      ``...`` / ``…`` (per-value truncators: Sentry's ``strip_string``, MLflow previews). A
-      nested string of a cap's length without an ellipsis is not evidence: it is as likely whole;
-    - a truncation marker (``_MARKER``: ``...[truncated]``, ``…(truncated)``, ``[TRUNCATED]``,
-      ``<truncated N chars>``).
-
-    Lengths are checked before content, so large values cost little.
-
-    Args:
-        value: Any JSON-like value (str, int, float, bool, None, list, dict).
-
-    Returns:
-        A short reason naming where in the value (``at .body``) and the evidence, or None.
-    """
-    hit = _scan(value, markers=True, caps=True, json_any=True)
-    return None if hit is None else _describe(value, hit)
-
-
-def _scan(value: Any, *, markers: bool, caps: bool, json_any: bool) -> tuple[Any, str] | None:
-    """The first (leaf, why) that looks cut in ``value``, walking lists and dicts without recursion.
-
-    The exact-cap rule applies to ``value`` itself when it is a string (an attribute an exporter
-    cut); a nested string must also carry the ellipsis a per-value truncator appends. Every
-    string is first checked by length, first character and a substring search in C; only the
-    few that pass are examined.
-    """
-    if type(value) is str:
-        why = _string_why(value, markers=markers, caps=caps, json_any=json_any, top=True)
-        return None if why is None else (value, why)
-    # Strings are tested where they are met (no push), only containers go on the stack: the
-    # walk costs a few type checks per item.
-    stack = [value]
-    pop, push = stack.pop, stack.append
-    flags, lengths, whole = _FLAG_KEYS, _ELLIPSIS_LENGTHS if caps else (), _MARKER_WHOLE
-    while stack:
-        v = pop()
-        t = type(v)
-        if t is dict:
-            if not flags.isdisjoint(v):
-                why = _flag_why(v)
-                if why is not None:
-                    return v, why
-            items = v.values()
-        elif t is list or t is tuple:
-            items = v
-        elif isinstance(v, Mapping):
-            items = dict(v).values()
-        else:
-            continue
-        for x in items:
-            tx = type(x)
-            if tx is str:
-                if ((json_any and x[:1] in _OPENERS) or len(x) in lengths or (markers and (
-                        ("runcat" in x or "RUNCAT" in x) if len(x) <= whole else _marker_word(x)))):
-                    why = _string_why(x, markers=markers, caps=caps, json_any=json_any, top=False)
-                    if why is not None:
-                        return x, why
-            elif tx is dict or tx is list:
-                push(x)
-            elif tx is int or tx is float or tx is bool or x is None:
-                pass
-            elif isinstance(x, str):
-                why = _string_why(str(x), markers=markers, caps=caps, json_any=json_any, top=False)
-                if why is not None:
-                    return x, why
-            elif isinstance(x, (Mapping, tuple)):
-                push(x)
-    return None
-
-
-_FLAG_KEYS = frozenset({"output_truncated", "truncated", "truncatedByteCount", "truncated_byte_count", "is_truncated"})
-_ELLIPSIS_LENGTHS = frozenset(c + k for c in TRUNCATION_CAPS for k in (0, 1, 3))
-"""Lengths a nested string cut by a per-value truncator has: a cap, or a cap plus ``…`` or ``...``."""
-
-
-def _flag_why(d: dict[Any, Any]) -> str | None:
-    """Why an object says it was cut, or None."""
-    if d.get("output_truncated") is True:
-        return "output_truncated is true: the recorder could not store it whole"
-    if d.get("truncated") is True and ("preview" in d or "original_type" in d):
-        return "replaced by a truncation stub (truncated: true, with a preview), as the OpenAI Agents SDK does"
-    for k in ("truncatedByteCount", "truncated_byte_count"):
-        c = d.get(k)
-        if type(c) is int and c > 0:
-            return f"{k} is {c:,}: {c:,} bytes were cut"
-    if d.get("is_truncated") is True:
-        return "is_truncated is true"
-    return None
-
-
-_OK, _CUT, _NOT_JSON = 0, 1, 2
-_OPENERS = ("{", "[", " ", "\n", "\t", "\r")
-
-
-def _json_state(s: str) -> int:
-    """``_OK`` when ``s`` parses; ``_CUT`` when the parser reached the end of input (JSON cut
-    mid-value); ``_NOT_JSON`` when it fails elsewhere (a Python repr, a template, prose)."""
-    try:
-        orjson.loads(s)
-    except orjson.JSONDecodeError as e:
-        return _CUT if ("end of data" in e.msg or e.pos >= len(s.rstrip())) and len(s) > 1 else _NOT_JSON
-    return _OK
-
-
-def _string_why(s: str, *, markers: bool, caps: bool, json_any: bool, top: bool) -> str | None:
-    """Why the string ``s`` looks cut, or None (rules: ``truncation``; ``top``: ``s`` is the whole value)."""
-    n = len(s)
-    body = s.lstrip() if s[:1].isspace() else s
-    cap = 0
-    if caps:
-        if n in TRUNCATION_CAPS:
-            cap = n
-        elif n - 3 in TRUNCATION_CAPS and s.endswith("..."):
-            cap = n - 3
-        elif n - 1 in TRUNCATION_CAPS and s.endswith("…"):
-            cap = n - 1
-    state = _NOT_JSON
-    if body[:1] in ("{", "[") and (json_any or (cap and top)):
-        state = _json_state(body)
-        if state == _CUT:
-            if cap:
-                return f"{n:,} characters, a known exporter cap ({_cap_name(cap)}), and JSON cut mid-value"
-            return f"JSON cut mid-value ({n:,} characters; the parser reached the end of input)"
-    if cap and state != _OK:  # complete JSON of a cap's length is not cut
-        name = _cap_name(cap)
-        if cap != n:
-            return f"{n:,} characters: a known exporter cap ({name}) plus an appended {s[cap:]!r}"
-        if s.endswith(("...", "…")):
-            return f"{n:,} characters, a known exporter cap ({name}), ending with an ellipsis"
-        # Without an ellipsis only the whole value counts: exporters cut whole attribute values,
-        # and a nested string of a cap's length is as likely to be whole.
-        last = s[-1]
-        if top and last.isalnum():
-            return f"{n:,} characters, a known exporter cap ({name}), ending mid-word ({s[-12:]!r})"
-        if top and last not in _ENDERS:
-            return f"{n:,} characters, a known exporter cap ({name}), ending mid-sentence ({s[-12:]!r})"
-    if markers and _marker_word(s):
-        m = _MARKER.search(s if n <= _MARKER_WHOLE else s[:_MARKER_HEAD] + "\n" + s[-_MARKER_TAIL:])
-        if m is not None:
-            return f"carries the truncation marker {m.group(0)!r}"
-    return None
-
-
-_MARKER_WHOLE, _MARKER_HEAD, _MARKER_TAIL = 4096, 512, 1024
-"""Markers are looked for in a whole string up to 4 KiB, else in its first 512 and last 1,024
-characters: suffix markers are the rule, and searching every long output costs more than the
-rest of the assessment (0.7 s of 340 MB of tool outputs in the 100k-span benchmark)."""
-
-
-def _marker_word(s: str) -> bool:
-    """Whether ``s`` (its head and tail when long) contains ``truncat`` in lower or upper case."""
-    if len(s) > _MARKER_WHOLE:
-        h, t = s[:_MARKER_HEAD], s[-_MARKER_TAIL:]
-        return "runcat" in h or "RUNCAT" in h or "runcat" in t or "RUNCAT" in t
-    return "runcat" in s or "RUNCAT" in s
-
-
-def _cap_name(cap: int) -> str:
-    """The first source named for ``cap``, short."""
-    return TRUNCATION_CAPS[cap].split(" (", 1)[0].split(";", 1)[0]
-
-
-def _describe(value: Any, hit: tuple[Any, str]) -> str:
-    leaf, why = hit
-    path = _path_to(value, leaf)
-    return f"at {path}: {why}" if path else why
-
-
-def _path_to(value: Any, leaf: Any, prefix: str = "", depth: int = 0) -> str:
-    """The JSON path (``.items[2].text``) of ``leaf`` (by identity) in ``value``; '' at the top or when not found."""
-    if value is leaf or depth > 64:
-        return prefix
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            p = _path_to(v, leaf, f"{prefix}.{k}", depth + 1)
-            if p or v is leaf:
-                return p
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            p = _path_to(v, leaf, f"{prefix}[{i}]", depth + 1)
-            if p or v is leaf:
-                return p
-    return ""
 
 
 # -- assess -------------------------------------------------------------------------------
@@ -508,7 +270,7 @@ def _spans(ctx: _Ctx) -> None:
     hm = h.get("model")
     header_model = bool(hm.get("id") or hm.get("version")) if isinstance(hm, Mapping) else bool(hm)
     native = ctx.trace.format == "tracetui"
-    nondet = _Nondet(ctx)
+    nondet = ArgumentCheck(ctx.spans, ctx.header, ctx.blobs)
     last_llm = max((i for i, s in enumerate(ctx.spans) if s.kind is SpanKind.LLM), default=-1)
     for i, s in enumerate(ctx.spans):
         k = s.kind
@@ -551,7 +313,7 @@ def _spans(ctx: _Ctx) -> None:
                     _truncated(ctx, s, i, "tool.output", out, tool=True)
                 if args is not None:
                     _truncated(ctx, s, i, "tool.arguments", args)
-                    nondet.check(s, i, args)
+                    _nondeterministic(ctx, s, nondet.check(s, i, args))
         elif k is SpanKind.LLM:
             msgs, out = d.get("messages"), d.get("output")
             has_msgs = _has_content(msgs)
@@ -559,7 +321,7 @@ def _spans(ctx: _Ctx) -> None:
                 _not_captured(ctx, s, "llm.messages", why)
             elif not has_msgs:
                 raw = _raw_messages(s)
-                hit = None if raw is None else _scan(raw, markers=True, caps=True, json_any=True)
+                hit = None if raw is None else scan(raw, markers=True, caps=True, json_any=True)
                 if hit is not None:  # a reader kept the attribute it could not parse: say why
                     _add_trunc(ctx, s, "llm.messages", raw, hit)
                 else:
@@ -571,13 +333,13 @@ def _spans(ctx: _Ctx) -> None:
                                          "recorded"))
             else:
                 if type(msgs) is str:
-                    hit = _scan(msgs, markers=True, caps=True, json_any=True)
+                    hit = scan(msgs, markers=True, caps=True, json_any=True)
                 else:
-                    hit = _scan(msgs, markers=False, caps=True, json_any=False)
+                    hit = scan(msgs, markers=False, caps=True, json_any=False)
                 if hit is not None:
                     _add_trunc(ctx, s, "llm.messages", msgs, hit)
             if out is not None and d.get("finish_reason") not in _LENGTH:
-                hit = _scan(out, markers=True, caps=True, json_any=True)
+                hit = scan(out, markers=True, caps=True, json_any=True)
                 if hit is not None:
                     _add_trunc(ctx, s, "llm.output", out, hit)
             if not d.get("model") and not header_model:
@@ -607,7 +369,7 @@ def _spans(ctx: _Ctx) -> None:
                                          f"have no retrieval.{f}"))
             docs = d.get("documents")
             if docs is not None:
-                hit = _scan(docs, markers=True, caps=False, json_any=False)
+                hit = scan(docs, markers=True, caps=False, json_any=False)
                 if hit is not None:
                     _add_trunc(ctx, s, "retrieval.documents", docs, hit)
         elif isinstance(why, str) and why:
@@ -652,7 +414,7 @@ def _not_captured(ctx: _Ctx, s: Span, where: str, why: Any) -> None:
 
 
 def _truncated(ctx: _Ctx, s: Span, i: int, where: str, value: Any, *, tool: bool = False) -> None:
-    hit = _scan(value, markers=True, caps=True, json_any=True)
+    hit = scan(value, markers=True, caps=True, json_any=True)
     if hit is None:
         return
     extra = ""
@@ -668,7 +430,7 @@ def _truncated(ctx: _Ctx, s: Span, i: int, where: str, value: Any, *, tool: bool
 
 def _add_trunc(ctx: _Ctx, s: Span, where: str, value: Any, hit: tuple[Any, str], extra: str = "") -> None:
     ctx.raws.append(_Raw(s, "truncated_output", "not_replayable", where,
-                         f"{where} of span {s.span_id!r} looks truncated, {_describe(value, hit)}{extra}: "
+                         f"{where} of span {s.span_id!r} looks truncated, {describe(value, hit)}{extra}: "
                          "a strict replay never serves a truncated value",
                          f"have a {where} that looks truncated", detail=True))
 
@@ -696,7 +458,7 @@ def _seen_by_model(ctx: _Ctx, s: Span, i: int, leaf: Any) -> tuple[str, bool] | 
                 quoted = _strings(m.get("content"))
                 if leaf in quoted:
                     return later.span_id, True
-                prefix = _uncut_prefix(leaf)
+                prefix = uncut_prefix(leaf)
                 if len(prefix) >= 16 and any(len(q) > len(prefix) and q.startswith(prefix) for q in quoted):
                     return later.span_id, False
                 return None
@@ -721,144 +483,21 @@ def _strings(value: Any) -> set[str]:
     return out
 
 
-def _uncut_prefix(s: str) -> str:
-    """``s`` without what a truncator appended (an ellipsis, a marker and what follows it)."""
-    m = _MARKER.search(s)
-    if m is not None:
-        return s[:m.start()]
-    return s.removesuffix("...").removesuffix("…")
 
-
-class _Nondet:
-    """Random ids and ``now()`` values in tool arguments (minted by code, they differ on replay).
-
-    Candidates: UUID-4 strings (unless the header records a ``seed``: the harness draws ids
-    from a seeded generator); ISO date-times with a time of day, and epoch seconds or
-    milliseconds (numbers or digit strings), within a day of the run's start (unless equal to
-    the header clock, which a replay freezes). A candidate the agent read (it appears in the
-    run's input, in the messages or answer of the llm call before the tool call, or in the
-    outputs of the 20 spans before it) is data, not nondeterminism.
-    """
-
-    def __init__(self, ctx: _Ctx) -> None:
-        self.ctx = ctx
-        h = ctx.header
-        self.seeded = h.get("seed") is not None
-        start = h.get("start_ns")
-        if type(start) is not int:
-            start = iso_ns(h.get("started_at"))
-        if start is None:
-            starts = [s.start_ns for s in ctx.spans if s.start_ns is not None]
-            start = min(starts) if starts else None
-        self.start = start
-        clock = h.get("clock")
-        self.clock = iso_ns(clock.get("now")) if isinstance(clock, Mapping) else None
-        self.input_blob: str | None = None
-        self.llms: list[int] = []
-        if start is None:
-            self.sec = self.ms = (1.0, 0.0)  # empty ranges
-        else:
-            self.sec = ((start - _DAY_NS) / 1e9, (start + _DAY_NS) / 1e9)
-            self.ms = ((start - _DAY_NS) / 1e6, (start + _DAY_NS) / 1e6)
-
-    def check(self, s: Span, i: int, args: Any) -> None:
-        found: list[tuple[str, str]] = []
-        stack = [args]
-        (slo, shi), (mlo, mhi) = self.sec, self.ms
-        while stack and len(found) < 3:
-            v = stack.pop()
-            t = type(v)
-            if t is str:
-                n = len(v)
-                if 16 <= n <= 200:
-                    if not self.seeded and n >= 36 and "-" in v:
-                        m = _UUID4.search(v)
-                        if m is not None:
-                            found.append((m.group(0), "a random UUID-4"))
-                            continue
-                    if self.start is not None and ":" in v:
-                        m = _ISO.search(v)
-                        if m is not None:
-                            why = self._near(iso_ns(m.group(0).replace(" ", "T")))
-                            if why:
-                                found.append((m.group(0), why))
-                elif self.start is not None and n in (10, 13) and v.isdigit():
-                    why = self._epoch(int(v))
-                    if why:
-                        found.append((v, why))
-            elif t is int or t is float:
-                if slo <= v <= shi or mlo <= v <= mhi:
-                    why = self._epoch(v)
-                    if why:
-                        found.append((repr(v) if t is float else str(v), why))
-            elif t is dict:
-                stack.extend(v.values())
-            elif t is list:
-                stack.extend(v)
-        for value, why in found:
-            if not self._read(s, i, value):
-                seeded = (" Seed the ids (the harness's ctx.new_id() with a header seed) or record them"
-                          if "UUID" in why else
-                          " Freeze the clock (header clock; the harness's ctx.now()) or pass the time in")
-                self.ctx.raws.append(_Raw(
-                    s, "nondeterministic_argument", "partial", "tool.arguments",
-                    f"tool.arguments of span {s.span_id!r} ({s.tool_name}) hold {value!r}, {why}, that the agent "
-                    f"did not read anywhere: minted at run time, it will not match on replay.{seeded}",
-                    "hold random ids or now() values minted at run time, which will not match on replay unless the "
-                    "clock and ids are seeded", detail=True))
-                return
-
-    def _near(self, ns: int | None) -> str:
-        if ns is None or self.start is None or abs(ns - self.start) > _DAY_NS:
-            return ""
-        if self.clock is not None and ns == self.clock:
-            return ""  # the header clock: a replay freezes now() to it
-        return "a date-time within a day of the run's start"
-
-    def _epoch(self, v: float) -> str:
-        if isinstance(v, bool) or self.start is None:
-            return ""
-        for scale, unit in ((10**9, "epoch seconds"), (10**6, "epoch milliseconds")):
-            ns = v * scale
-            if abs(ns - self.start) <= _DAY_NS:
-                if self.clock is not None and int(ns) // 10**9 == self.clock // 10**9:
-                    return ""
-                return f"{unit} within a day of the run's start"
-        return ""
-
-    def _read(self, s: Span, i: int, value: str) -> bool:
-        """Whether ``value`` appears in what the agent read before the call at index ``i``."""
-        ctx = self.ctx
-        if self.input_blob is None:
-            self.input_blob = _text(ctx.header.get("input"))
-            self.llms = [j for j, p in enumerate(ctx.spans) if p.kind is SpanKind.LLM]
-        if value in self.input_blob:
-            return True
-        at = bisect_left(self.llms, i) - 1
-        if at >= 0:
-            j = self.llms[at]
-            blob = ctx.blobs.get(j)
-            if blob is None:
-                p = ctx.spans[j]
-                blob = ctx.blobs[j] = _text(p.data.get("messages")) + _text(p.data.get("output"))
-            if value in blob:
-                return True
-        for p in ctx.spans[max(0, i - 20):i]:
-            if p.kind is not SpanKind.LLM and value in _text(
-                    p.data.get("documents") if p.kind is SpanKind.RETRIEVAL else p.data.get("output")):
-                return True
-        return False
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
+def _nondeterministic(ctx: _Ctx, s: Span, found: tuple[str, str] | None) -> None:
+    """The finding for a value minted at run time in the arguments of tool span ``s`` (``ArgumentCheck``)."""
+    if found is None:
+        return
+    value, why = found
+    seeded = (" Seed the ids (the harness's ctx.new_id() with a header seed) or record them"
+              if "UUID" in why else
+              " Freeze the clock (header clock; the harness's ctx.now()) or pass the time in")
+    ctx.raws.append(_Raw(
+        s, "nondeterministic_argument", "partial", "tool.arguments",
+        f"tool.arguments of span {s.span_id!r} ({s.tool_name}) hold {value!r}, {why}, that the agent "
+        f"did not read anywhere: minted at run time, it will not match on replay.{seeded}",
+        "hold random ids or now() values minted at run time, which will not match on replay unless the "
+        "clock and ids are seeded", detail=True))
 
 
 def _finish(ctx: _Ctx) -> Replayability:
