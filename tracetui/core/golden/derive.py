@@ -17,7 +17,8 @@ import yaml
 
 from tracetui.core.canonical import canonical_json, canonicalize
 from tracetui.core.diff import diff_traces
-from tracetui.core.golden.contract import dump_contract, final_answer, loads_contract
+from tracetui.core.golden.checking import final_answer
+from tracetui.core.golden.clauses import dump_contract, loads_contract
 from tracetui.core.model import Span, SpanKind, Status, Trace
 
 __all__ = ["CONTRACT_SCHEMA", "Derivation", "contract_text", "derive_contract", "derive_name", "is_fixture_replay",
