@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from tracetui.core.canonical import canonicalize
 from tracetui.core.diff.compare import ABSENT, semantic_fields, volatile_fields
 from tracetui.core.model import Span
-from tracetui.tui.widgets.aligned_view import row_category
+from tracetui.tui.widgets.aligned_layout import row_category
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff

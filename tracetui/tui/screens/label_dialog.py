@@ -24,7 +24,7 @@ from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
 from tracetui.core.diff.labels import LABELS, Label, divergence_key, now_iso
 from tracetui.tui.formatting import span_label, visible
-from tracetui.tui.widgets.aligned_view import LABEL_MARKS, UNKNOWN_LABEL_MARK
+from tracetui.tui.widgets.aligned_layout import LABEL_MARKS, UNKNOWN_LABEL_MARK
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
