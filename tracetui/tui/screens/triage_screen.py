@@ -100,14 +100,12 @@ def _same_run(a: Trace, b: Trace) -> bool:
     return a is b or (os.path.abspath(a.path) == os.path.abspath(b.path) and a.trace_id == b.trace_id)
 
 
-
 class RunCancelled(Exception):
     """Raised from ``on_trial`` between trials when the user cancelled; carries the trials done."""
 
     def __init__(self, done: int) -> None:
         super().__init__(f"cancelled after trial {done}")
         self.done = done
-
 
 
 class TriageScreen(ModalScreen["int | None"]):
