@@ -42,7 +42,7 @@ from typing import Any
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
@@ -168,17 +168,13 @@ class OtelSdkJsonReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     """State of reading one file."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: dict[str | None, RunSpans] = {}
         self.non_span: list[tuple[int | None, str, str]] = []  # (line, where, what)
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     # -- envelope ------------------------------------------------------------------
 

@@ -35,9 +35,9 @@ import math
 from typing import Any
 
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, Status
+from tracetui.core.model import Span, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
@@ -273,17 +273,13 @@ class OtlpJsonReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     # -- envelope -------------------------------------------------------------------
 

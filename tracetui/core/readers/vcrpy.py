@@ -53,8 +53,8 @@ import yaml
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 from tracetui.core.readers.openai_shapes import (
@@ -323,10 +323,9 @@ class VcrpyReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.spans: list[Span] = []
         self.seq = 1
         self.prev_calls: dict[str, dict[str, Any]] = {}  # id -> tool call of the previous LLM answer
@@ -336,9 +335,6 @@ class _Reading:
         self.last_output: Message | None = None
         self.unanswered = 0
         self.no_messages = 0
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def load(self, data: bytes) -> tuple[Any, list[int] | None]:
         body = data.removeprefix(BOM)
