@@ -273,6 +273,19 @@ class OtlpJsonReader:
         return _Reading(path).run(data)
 
 
+def status_code(code: Any) -> Status | None:
+    """An OTel status code as the exports write it: ``2``, ``"2"``, ``"STATUS_CODE_ERROR"`` (OTLP/JSON),
+    ``"StatusCode.ERROR"``, ``"ERROR"`` (SDK exporters); None (absent) is unset; None when unknown."""
+    if code is None:
+        return Status.UNSET
+    if isinstance(code, int) and not isinstance(code, bool):
+        return _STATUS_CODES.get(code)
+    if isinstance(code, str):
+        c = code.strip().lower().removeprefix("statuscode.").removeprefix("status_code_")
+        return _STATUS_CODES.get(int(c)) if c.isdigit() else _STATUS_NAMES.get(c)
+    return None
+
+
 class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
@@ -428,19 +441,10 @@ class _Reading(FileReading):
             return Status.UNSET, None
         code = st.get("code")
         msg = st.get("message")
-        msg = msg if isinstance(msg, str) and msg else None
-        if code is None:
-            return Status.UNSET, msg
-        status: Status | None = None
-        if isinstance(code, int) and not isinstance(code, bool):
-            status = _STATUS_CODES.get(code)
-        elif isinstance(code, str):
-            c = code.strip().lower()
-            status = _STATUS_NAMES.get(c.removeprefix("status_code_")) if not c.isdigit() else _STATUS_CODES.get(int(c))
+        status = status_code(code)
         if status is None:
             self.issue(line, f"{where}.code", f"unknown status code {code!r}; read as unset", "warning")
-            return Status.UNSET, msg
-        return status, msg
+        return status or Status.UNSET, msg if isinstance(msg, str) and msg else None
 
     @staticmethod
     def _kind(k: Any) -> str | None:
