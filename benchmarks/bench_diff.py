@@ -45,9 +45,10 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracetui.core.align import MAX_D, align, align_with_same_keys, span_key  # noqa: E402
-from tracetui.core.lcs import matching_blocks  # noqa: E402
-from tracetui.core.diff import _diff_rows, diff_traces  # noqa: E402
+from tracetui.core.diff.align import MAX_D, align, align_with_same_keys, span_key  # noqa: E402
+from tracetui.core.diff.lcs import matching_blocks  # noqa: E402
+from tracetui.core.diff import diff_traces  # noqa: E402
+from tracetui.core.diff.trace_diff import _diff_rows  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
 
 T0 = 1_762_161_242_118_000_000

@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT))
 def child(way: str, original: str, replay: str) -> dict[str, Any]:
     """Load and diff the pair one way; return the figures."""
     from tracetui.core.diff import diff_traces
-    from tracetui.core.lazyspan import LazySpan
-    from tracetui.core.readers import read_pair, read_replay, read_trace
+    from tracetui.core.readers.lazyspan import LazySpan
+    from tracetui.core.load import read_pair
+    from tracetui.core.readers import read_replay, read_trace
 
     def cpu(who: int) -> float:
         r = resource.getrusage(who)

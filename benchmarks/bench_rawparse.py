@@ -47,11 +47,12 @@ try:
 except ImportError:  # pragma: no cover - the benchmark only
     sys.exit("msgspec is not installed (not a tracetui dependency): pip install msgspec")
 
-from tracetui.core.align import span_key  # noqa: E402
-from tracetui.core.compare import KEY_FIELDS  # noqa: E402
-from tracetui.core.lazyspan import SIG_NAMES, PayloadFile  # noqa: E402
+from tracetui.core.diff.align import span_key  # noqa: E402
+from tracetui.core.diff.compare import KEY_FIELDS  # noqa: E402
+from tracetui.core.diff.compare import SIG_NAMES  # noqa: E402
+from tracetui.core.readers.lazyspan import PayloadFile  # noqa: E402
 from tracetui.core.model import SpanKind, Status  # noqa: E402
-from tracetui.core.readers import native_index  # noqa: E402
+from tracetui.core.load import native_index  # noqa: E402
 
 Raw = msgspec.Raw
 _ABSENT = Raw(b"")

@@ -20,7 +20,7 @@ instead. Imports compile from source when ``PYTHONDONTWRITEBYTECODE`` is set
   that row lies inside the view's visible rows; also from process launch;
 - ``n``/``p``, pagedown: key -> frame, the median of 20 presses each;
 - peak RSS of the process (``ru_maxrss``) plus the largest peak of its child processes (the
-  loader parses one file in a child: ``readers.read_pair``), against the two files' total size.
+  loader parses one file in a child: ``load.read_pair``), against the two files' total size.
 
 How a "frame" is detected: headless Textual still lays out and renders every
 screen update (the compositor calls each widget's ``render_line``) and hands the
@@ -80,7 +80,7 @@ def child(original: str, replay: str, launched: float, prefetch: bool = True) ->
     (``core.pairread.PairRead``), and the app takes it over."""
     prefetched = None
     if prefetch:
-        from tracetui.core.pairread import PairRead
+        from tracetui.core.load.pairread import PairRead
 
         prefetched = PairRead(original, replay)
     import asyncio
@@ -224,7 +224,7 @@ def child(original: str, replay: str, launched: float, prefetch: bool = True) ->
             out["gc_full"] = [t for g, t in gc_pauses if g == 2]
             app.exit()
         out["rss_peak"] = rss()
-        # The loader's child processes (readers.read_pair): the largest one's peak, counted on top of ours.
+        # The loader's child processes (load.read_pair): the largest one's peak, counted on top of ours.
         out["rss_children"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
     asyncio.run(run())

@@ -542,7 +542,7 @@ def check(out: Path, files: dict[str, bytes]) -> list[str]:
         problems += [f"{rel}: {issue}" for issue in trace.issues]
         print(f"{rel}: {len(trace.spans)} spans, format {trace.format}, {len(trace.issues)} issues")
     try:
-        from tracetui.core.compare import compare_spans  # written in parallel; optional here
+        from tracetui.core.diff.compare import compare_spans  # written in parallel; optional here
     except ImportError:
         compare_spans = None
     for name in ("scheduling", *SCENARIOS):

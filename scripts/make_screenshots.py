@@ -169,7 +169,7 @@ async def _render_early(scene: Scene, folder: str) -> Rendered:
     """A big pair on its first divergence, read early (``core.early``), the whole read held back."""
     import threading
 
-    from tracetui.core.readers import native_index
+    from tracetui.core.load import native_index
     from tracetui.tui import TraceTuiApp
     from tracetui.tui.widgets.aligned_view import AlignedView
 

@@ -11,7 +11,7 @@ import pytest
 
 from tracetui.cli.main import main
 from tracetui.core.diff import diff_traces
-from tracetui.core.labels import (
+from tracetui.core.diff.labels import (
     Label,
     divergence_key,
     load_labels,

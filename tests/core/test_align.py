@@ -7,9 +7,9 @@ import random
 import pytest
 
 from tests.builders import TraceBuilder, make_span
-from tracetui.core import align as align_mod
-from tracetui.core import lcs as lcs_mod
-from tracetui.core.align import AlignedRow, align, align_with_same_keys, span_key
+from tracetui.core.diff import align as align_mod
+from tracetui.core.diff import lcs as lcs_mod
+from tracetui.core.diff.align import AlignedRow, align, align_with_same_keys, span_key
 from tracetui.core.model import Span
 
 

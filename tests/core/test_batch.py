@@ -11,7 +11,7 @@ from types import ModuleType
 import orjson
 import pytest
 
-from tracetui.core.batch import (
+from tracetui.core.triage.batch import (
     Case,
     batch,
     find_pairs,
@@ -22,7 +22,7 @@ from tracetui.core.batch import (
 )
 from tracetui.core.diff import diff_traces
 from tracetui.core.errors import ReadError
-from tracetui.core.labels import Label, divergence_key, save_label
+from tracetui.core.diff.labels import Label, divergence_key, save_label
 from tracetui.core.readers import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.builders import make_span
-from tracetui.core.compare import (
+from tracetui.core.diff.compare import (
     ABSENT,
     MAX_FIELDS,
     VOLATILE_FIELDS,
@@ -25,7 +25,7 @@ from tracetui.core.compare import (
     semantic_fields,
     volatile_fields,
 )
-from tracetui.core.align import span_key
+from tracetui.core.diff.align import span_key
 from tracetui.core.model import Span
 
 T = DivergenceType

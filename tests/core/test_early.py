@@ -14,11 +14,12 @@ import orjson
 import pytest
 
 from tests.builders import TraceBuilder, generated_pair, write_pair
-from tracetui.core import early, structure
+from tracetui.core.load import early, structure
 from tracetui.core.diff import TraceDiff, diff_traces
-from tracetui.core.early import EarlyTraceDiff, agrees, early_diff
-from tracetui.core.lazyspan import LazySpan, PayloadFile
-from tracetui.core.readers import native_index, read_pair, read_replay, read_trace
+from tracetui.core.load.early import EarlyTraceDiff, agrees, early_diff
+from tracetui.core.readers.lazyspan import LazySpan, PayloadFile
+from tracetui.core.load import native_index, read_pair
+from tracetui.core.readers import read_replay, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -271,11 +272,11 @@ def test_a_cut_the_scan_from_the_start_has_passed_is_ignored(tmp_path: Path) -> 
             return 0 if self.calls == 1 else _line_start(data, 2)  # set after the first read
 
     src = PayloadFile(str(orig))
-    head = structure._scan_head(src, None, Late())
+    head = structure.scan_head(src, None, Late())
     assert head[4] == len(data)
-    whole = structure._scan(src)
+    whole = structure.scan_or_give_up(src)
     assert head[0].parents == whole.parents and list(head[0].offsets) == list(whole.offsets)
-    on_time = structure._scan_head(src, None, structure.Meet(_line_start(data, 1500)))
+    on_time = structure.scan_head(src, None, structure.Meet(_line_start(data, 1500)))
     assert on_time[4] == _line_start(data, 1500) and len(on_time[0].parents) == 1500 - 1
 
 

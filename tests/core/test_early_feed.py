@@ -1,4 +1,4 @@
-"""The original's early spans parsed by the replay's child too (``core.early_spans``: ``Feed``, ``_Fed``).
+"""The original's early spans parsed by the replay's child too (``core.early_spans``: ``Feed``, ``Fed``).
 
 The early look must give the same rows whoever parsed each span: every test checks against the pair read
 whole (``diff_traces``), and the feed's own checks (offsets and line numbers from the scan, a line off the
@@ -15,12 +15,12 @@ import pytest
 
 from tests.builders import generated_pair
 from tests.core.test_early import _assert_same_start, _whole, _write
-from tracetui.core import early_spans, structure
-from tracetui.core.early import early_diff
-from tracetui.core.early_spans import FEED_BLOCK, FeedState, _Fed, _Spans
-from tracetui.core.lazyspan import LazySpan, PayloadFile
-from tracetui.core.readers import native_index, read_pair
-from tracetui.core.readers.native_index import _recorder
+from tracetui.core.load import early, early_spans, structure
+from tracetui.core.load.early import early_diff
+from tracetui.core.load.early_spans import FEED_BLOCK, FeedState, Fed, Spans
+from tracetui.core.readers.lazyspan import LazySpan, PayloadFile
+from tracetui.core.load import native_index, read_pair
+from tracetui.core.load.native_index import recorder
 
 needs_fork = pytest.mark.skipif(not native_index.can_fork(), reason="needs fork")
 
@@ -31,19 +31,19 @@ def _run(orig: Path, rep: Path, *, fed_first: int = 0, feed: bool = True,
     blocks of the original before the walk starts (so that the walk surely uses them). Returns the early
     diff and the blocks the walk took from the child."""
     osrc, rsrc = PayloadFile(str(orig)), PayloadFile(str(rep))
-    child = structure.start_stream(osrc, rsrc, feed=feed)
+    child = early.start_stream(osrc, rsrc, feed=feed)
     assert child is not None
     adopted: list[int] = []
     if monkeypatch is not None:
-        real = _Fed._adopt
+        real = Fed._adopt
 
-        def adopt(self: _Fed, b: int, recs: list[Any]) -> bool:
+        def adopt(self: Fed, b: int, recs: list[Any]) -> bool:
             ok = real(self, b, recs)
             if ok:
                 adopted.append(b)
             return ok
 
-        monkeypatch.setattr(_Fed, "_adopt", adopt)
+        monkeypatch.setattr(Fed, "_adopt", adopt)
     try:
         if fed_first:
             child.prelude()
@@ -146,7 +146,7 @@ class _FakeChild:
     def send_block(self, b: int) -> None:
         """Parse block ``b`` as ``Feed`` does (claimed for the child first)."""
         assert self.state.claim(b, early_spans._CHILD)
-        record, recs = _recorder(), []
+        record, recs = recorder(), []
         for i in range(b * FEED_BLOCK, min((b + 1) * FEED_BLOCK, len(self.st.parents))):
             off, ln = self.st.offsets[i], self.st.lengths[i]
             raw = self.src.read(off, ln)
@@ -159,14 +159,14 @@ class _FakeChild:
         return self.sent.pop(b, None)
 
 
-def _fed(tmp_path: Path, shift: int = 0) -> tuple[_Fed, _Spans, _FakeChild]:
+def _fed(tmp_path: Path, shift: int = 0) -> tuple[Fed, Spans, _FakeChild]:
     orig, _ = generated_pair(tmp_path, 1500, 1, 5)
     src = PayloadFile(str(orig))
     st = structure.scan_structure(src)
     assert st is not None
     state = FeedState(orig.stat().st_size)
     child = _FakeChild(src, st, state, shift)
-    return _Fed(st, src, 10**6, child, state), _Spans(st, PayloadFile(str(orig)), 10**6), child
+    return Fed(st, src, 10**6, child, state), Spans(st, PayloadFile(str(orig)), 10**6), child
 
 
 def test_the_walk_takes_the_childs_blocks_parses_the_rest_and_claims_what_the_child_has_not(tmp_path: Path) -> None:
@@ -207,11 +207,11 @@ def test_work_ahead_parses_the_next_unclaimed_odd_block_and_claims_it(tmp_path: 
 def test_exact_record_refuses_what_the_careful_path_reads(tmp_path: Path) -> None:
     orig, _ = generated_pair(tmp_path, 300, 1, 5)
     line = orig.read_bytes().splitlines()[3]
-    record = _recorder()
+    record = recorder()
     assert early_spans.exact_record(line, 4, 0, record)[0] == orjson.loads(line)["span_id"]
-    with pytest.raises(structure._GiveUp, match="line 4: not the writer's own bytes"):
+    with pytest.raises(structure.GiveUp, match="line 4: not the writer's own bytes"):
         early_spans.exact_record(line.replace(b'"status":', b'"status" :', 1), 4, 0, record)
-    with pytest.raises(structure._GiveUp, match="careful path"):
+    with pytest.raises(structure.GiveUp, match="careful path"):
         early_spans.exact_record(orjson.dumps({**orjson.loads(line), "extra": 1}), 4, 0, record)
 
 

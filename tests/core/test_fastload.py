@@ -14,9 +14,10 @@ import pytest
 from tests.builders import generated_pair
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.errors import ReadError, SourceChanged, TraceNotFound
-from tracetui.core.lazyspan import LazySpan
+from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.model import Span
-from tracetui.core.readers import native_index, read_pair, read_replay, read_trace
+from tracetui.core.load import native_index, read_pair
+from tracetui.core.readers import read_replay, read_trace
 from tracetui.core.readers.native import dumps_trace
 
 ROOT = Path(__file__).resolve().parents[2]

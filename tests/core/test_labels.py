@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tracetui.core import labels as labels_mod
+from tracetui.core.diff import labels as labels_mod
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.errors import ReadError
-from tracetui.core.labels import (
+from tracetui.core.diff.labels import (
     LABELS,
     SCHEMA,
     Label,
@@ -27,7 +27,7 @@ from tracetui.core.labels import (
     sidecar_path,
 )
 from tracetui.core.readers import read_trace
-from tracetui.core.report import diff_report
+from tracetui.core.diff.report import diff_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
 

@@ -12,8 +12,9 @@ import pytest
 from tests.builders import generated_pair
 from tracetui.core.diff import diff_traces
 from tracetui.core.errors import ReadError
-from tracetui.core.pairread import PairRead
-from tracetui.core.readers import native_index, read_replay, read_trace
+from tracetui.core.load.pairread import PairRead
+from tracetui.core.load import native_index
+from tracetui.core.readers import read_replay, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers import finish_spans, native, read_trace
 from tracetui.core.readers.tree import content_issues
-from tracetui.core.readers.native import NativeReader, _span_fast, _span_from_obj, dumps_trace, span_to_obj
+from tracetui.core.readers.native import NativeReader, span_fast as _span_fast, _span_from_obj, dumps_trace, span_to_obj
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
 HEADER = b'{"schema":"tracetui/1","run_id":"r1"}\n'

@@ -1,4 +1,4 @@
-"""Step 1 of triage: the replayability verdict from a trace alone (tracetui.core.replayability)."""
+"""Step 1 of triage: the replayability verdict from a trace alone (tracetui.core.triage.replayability)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from corpus import corpus
 
 from tracetui.core.readers import read_trace
 from tracetui.core.readers.tree import NOT_CAPTURED
-from tracetui.core.replayability import SEVERITIES, TRUNCATION_CAPS, VERDICTS, Finding, assess, truncation
+from tracetui.core.triage.replayability import SEVERITIES, TRUNCATION_CAPS, VERDICTS, Finding, assess, truncation
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_runs"

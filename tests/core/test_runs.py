@@ -9,7 +9,7 @@ import pytest
 
 from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
-from tracetui.core.summary import summarize
+from tracetui.core.readers.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data" / "otlp"

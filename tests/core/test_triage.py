@@ -182,7 +182,7 @@ def test_reviewer_labels_show_in_triage_output(tmp_path: Path) -> None:
     import shutil
 
     from tracetui.core.diff import diff_traces
-    from tracetui.core.labels import Label, divergence_key, now_iso, save_label
+    from tracetui.core.diff.labels import Label, divergence_key, now_iso, save_label
 
     for name in ("original.jsonl", "replay.jsonl"):
         shutil.copy(ROOT / "sample_runs" / "scheduling" / name, tmp_path / name)

@@ -17,9 +17,9 @@ import pytest
 
 from corpus import CORPUS, corpus
 from tracetui.cli.main import main
-from tracetui.core.batch import batch
+from tracetui.core.triage.batch import batch
 from tracetui.core.diff import diff_traces
-from tracetui.core.labels import Label, divergence_key, now_iso, save_label
+from tracetui.core.diff.labels import Label, divergence_key, now_iso, save_label
 from tracetui.core.readers import read_runs, read_trace
 
 KEY = "acceptance-key-0123456789abcdefg"  # 32 characters (TRACETUI_REDACTION_KEY)

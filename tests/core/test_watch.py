@@ -316,7 +316,7 @@ def test_the_writers_order_pairs_mid_run_as_the_file_order_does(tmp_path: Path, 
 
 
 def test_placeholder_plan_nests_the_open_spans_and_names_them_from_the_original() -> None:
-    from tracetui.core.watch import ROOT_PLACEHOLDER, _child_types, placeholder_plan
+    from tracetui.core.watch.common import ROOT_PLACEHOLDER, child_types as _child_types, placeholder_plan
 
     def agent(sid: str, parent: str | None, seq: int, name: str) -> Span:
         return Span(sid, parent, seq, SpanKind.AGENT, name, None, None, Status.OK, None, {}, {})

@@ -91,7 +91,7 @@ def test_fold_wraps_at_spaces_and_keeps_newlines() -> None:
 
 def test_absent_is_a_dash_and_null_is_null_never_a_crash() -> None:
     """ABSENT (no such field) formats as `—`, alone or nested; None (a recorded null) as `null`; nothing raises."""
-    from tracetui.core.compare import ABSENT
+    from tracetui.core.diff.compare import ABSENT
     from tracetui.tui.formatting import full_text, one_line, to_json
 
     assert one_line(ABSENT) == "—" and full_text(ABSENT) == ("—", 1)

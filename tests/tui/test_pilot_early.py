@@ -17,7 +17,8 @@ import pytest
 from tests.builders import generated_pair
 from tests.tui.helpers import wait_loaded, widget_text
 from tracetui.core.diff import diff_traces
-from tracetui.core.readers import native_index, read_replay, read_trace
+from tracetui.core.load import native_index
+from tracetui.core.readers import read_replay, read_trace
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.messages import LoadFailed, PairLoaded
 from tracetui.tui.screens.pair_screen import PairScreen
@@ -235,7 +236,7 @@ async def test_quitting_while_the_pair_is_read_stops_the_read(tmp_path: Path, mo
 async def test_a_read_started_before_the_app_is_taken_over(tmp_path: Path, held: threading.Event) -> None:
     """The CLI starts the read before importing the TUI (``PairRead``); the app shows that read's early rows and
     whole diff instead of reading the pair again. A prefetched read of another pair is cancelled, not shown."""
-    from tracetui.core.pairread import PairRead
+    from tracetui.core.load.pairread import PairRead
 
     original, replay = _generated(tmp_path)
     whole = diff_traces(read_trace(original), read_replay(replay))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tui.helpers import sample_pair, wait_loaded
-from tracetui.core.labels import Label, divergence_key, load_labels, save_label, sidecar_path
+from tracetui.core.diff.labels import Label, divergence_key, load_labels, save_label, sidecar_path
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.screens.label_dialog import LabelDialog
 from tracetui.tui.widgets.aligned_view import LABEL_MARKS, AlignedView

@@ -12,7 +12,7 @@ import pytest
 
 from tests.builders import TraceBuilder
 from tests.tui.helpers import wait_loaded, widget_text, write_pair
-from tracetui.core.jsonpaths import pretty_value, relative_path
+from tracetui.core.diff.jsonpaths import pretty_value, relative_path
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.screens.pair_screen import CURRENT, GUTTER, HEAD_LINES, PairBody, PairScreen
 

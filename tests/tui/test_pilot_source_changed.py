@@ -9,8 +9,8 @@ import pytest
 
 from tests.builders import TraceBuilder
 from tests.tui.helpers import wait_loaded, write_pair
-from tracetui.core.lazyspan import LazySpan
-from tracetui.core.readers import native_index
+from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.load import native_index
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.notices import STALE_LABEL
 from tracetui.tui.screens.pair_screen import PairScreen

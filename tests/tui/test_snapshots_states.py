@@ -78,7 +78,7 @@ def test_early_first_divergence(snap_compare: Any, tmp_path: Any, monkeypatch: p
     import threading
 
     from tests.builders import generated_pair
-    from tracetui.core.readers import native_index
+    from tracetui.core.load import native_index
 
     orig, rep = generated_pair(tmp_path, 3000, 10, 3)
     monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)

@@ -61,7 +61,7 @@ def test_label_dialog(snap_compare: Any) -> None:
 def test_labelled_rows(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two labelled divergences: ✗ and ✓ after the row marks; the detail pane shows the label and its note."""
     from tracetui.core.diff import diff_traces
-    from tracetui.core.labels import Label, divergence_key, save_label
+    from tracetui.core.diff.labels import Label, divergence_key, save_label
     from tracetui.core.readers import read_trace
 
     for name in ("original.jsonl", "replay.jsonl"):

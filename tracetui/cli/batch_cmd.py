@@ -1,6 +1,6 @@
 """``tracetui triage --batch DIR``: a folder of original/replay pairs, grouped by first divergence.
 
-The core does the work (``tracetui.core.batch``); this module prints it. Exit codes:
+The core does the work (``tracetui.core.triage.batch``); this module prints it. Exit codes:
 0 no case diverged (and every pair was read), 1 at least one case diverged, 2 the
 folder does not exist or holds no pair, or no case diverged but some pair could
 not be read (nothing can be said about it: not a clean 0).
@@ -15,7 +15,7 @@ from typing import Any, TextIO
 import orjson
 
 from tracetui.cli.render import label_text, safe
-from tracetui.core.batch import group, scan_folder
+from tracetui.core.triage.batch import group, scan_folder
 from tracetui.core.errors import ReadError
 
 MAX_CASES_SHOWN = 10

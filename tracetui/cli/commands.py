@@ -44,8 +44,8 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``tracetui diff``: 0 no divergence, 1 divergence (0 with --exit-zero)."""
     from tracetui.cli.render import render_text
     from tracetui.core.diff import diff_traces
-    from tracetui.core.labels import load_labels, replay_ref, sidecar_path
-    from tracetui.core.report import diff_report
+    from tracetui.core.diff.labels import load_labels, replay_ref, sidecar_path
+    from tracetui.core.diff.report import diff_report
 
     original, replay = load_pair(args, err)
     ref = replay_ref(replay)
@@ -82,7 +82,7 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
                    replay_trace_id=args.replay_trace_id)
     prefetched = None
     if not watch:  # the read starts now, while Textual is imported (~0.4 s); the app takes it over
-        from tracetui.core.pairread import PairRead
+        from tracetui.core.load.pairread import PairRead
 
         prefetched = PairRead(args.original, args.replay, **options)
     from tracetui.tui import TraceTuiApp
@@ -105,7 +105,7 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``tracetui show``: 0 when the file loads (warnings included), 2 when it does not."""
     from tracetui.cli.render import render_show
-    from tracetui.core.summary import summarize
+    from tracetui.core.readers.summary import summarize
 
     summary = summarize(read_runs(args.trace, format=args.input_format))
     if args.format == "json":

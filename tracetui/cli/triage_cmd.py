@@ -128,7 +128,7 @@ def _trial_labels(result: Any, err: TextIO) -> list[list[dict[str, Any]]]:
     """Per trial, the reviewer labels of its divergences (docs/labels-and-batch.md): ``[{"row",
     "type", "label", "note"}]``, the first divergence's first. A damaged sidecar is a warning."""
     from tracetui.core.errors import ReadError
-    from tracetui.core.labels import labels_for, load_labels, replay_ref
+    from tracetui.core.diff.labels import labels_for, load_labels, replay_ref
 
     out: list[list[dict[str, Any]]] = []
     for t in (result.reproduction.per_trial if result.reproduction else []):

@@ -9,28 +9,18 @@ from __future__ import annotations
 
 from tracetui.core.lazy import lazy_getattr
 
-_EXPORTS = {
-    "Span": "tracetui.core.model",
-    "SpanKind": "tracetui.core.model",
-    "Status": "tracetui.core.model",
-    "Trace": "tracetui.core.model",
-    "ReadIssue": "tracetui.core.model",
-    "read_trace": "tracetui.core.readers",
-    "read_runs": "tracetui.core.readers",
-    "read_replay": "tracetui.core.readers",
-    "TraceFile": "tracetui.core.readers",
-    "summarize": "tracetui.core.summary",
-    "write_trace": "tracetui.core.readers.native",
-    "align": "tracetui.core.align",
-    "diff_traces": "tracetui.core.diff",
-    "TraceDiff": "tracetui.core.diff",
-    "Divergence": "tracetui.core.diff",
-    "DivergenceType": "tracetui.core.diff",
-    "FieldChange": "tracetui.core.diff",
-    "diff_report": "tracetui.core.report",
-    "TracetuiError": "tracetui.core.errors",
-    "ReadError": "tracetui.core.errors",
+_BY_MODULE = {
+    "tracetui.core.model": ("Span", "SpanKind", "Status", "Trace", "ReadIssue"),
+    "tracetui.core.readers": ("read_trace", "read_runs", "read_replay", "TraceFile"),
+    "tracetui.core.readers.summary": ("summarize",),
+    "tracetui.core.readers.native": ("write_trace",),
+    "tracetui.core.diff.align": ("align",),
+    "tracetui.core.diff": ("diff_traces", "TraceDiff", "Divergence", "DivergenceType", "FieldChange"),
+    "tracetui.core.diff.report": ("diff_report",),
+    "tracetui.core.errors": ("TracetuiError", "ReadError"),
 }
+"""Defining module -> the public names it gives this package."""
+_EXPORTS = {name: module for module, names in _BY_MODULE.items() for name in names}
 
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -25,7 +25,7 @@ _loads = orjson.loads
 # How a string that parse_json_string may parse begins once dumped: `"{`, `"[`, an escaped quote or
 # control character (`"\`), a space, or the first byte of a non-ASCII whitespace character
 # (U+0085, U+00A0: C2; U+1680: E1; U+2000-U+205F: E2; U+3000: E3).
-_PARSE_MARKS = (b'"{', b'"[', b'"\\', b'" ', b'"\xc2', b'"\xe1', b'"\xe2', b'"\xe3')
+PARSE_MARKS = (b'"{', b'"[', b'"\\', b'" ', b'"\xc2', b'"\xe1', b'"\xe2', b'"\xe3')
 
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
@@ -126,12 +126,12 @@ def canonical_json(value: Any) -> bytes:
     """
     # Fast path: without JSON strings inside, the value is already canonical. A string the slow
     # path would parse starts with `{`, `[`, `"` or whitespace, so its dump starts with one of
-    # _PARSE_MARKS (false alarms only cost the slow path). Non-string keys go the slow way too.
+    # PARSE_MARKS (false alarms only cost the slow path). Non-string keys go the slow way too.
     try:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         fast = None
-    if fast is not None and not any(m in fast for m in _PARSE_MARKS):
+    if fast is not None and not any(m in fast for m in PARSE_MARKS):
         return fast
     c = canonicalize(value)
     try:

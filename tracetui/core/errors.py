@@ -32,7 +32,7 @@ class ReadError(TracetuiError):
 
 
 class SourceChanged(ReadError):
-    """A span's payload, read on demand from its file (``tracetui.core.lazyspan``), is no longer there:
+    """A span's payload, read on demand from its file (``tracetui.core.readers.lazyspan``), is no longer there:
     the file was truncated or rewritten in place since it was loaded. Open the pair again."""
 
 

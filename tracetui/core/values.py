@@ -14,7 +14,7 @@ import orjson
 from tracetui.core.canonical import canonicalize
 from tracetui.core.changes import ABSENT, MAX_FIELDS, FieldChange
 
-__all__ = ["BYTES", "IDS", "VALUE", "diff_field", "iter_equal", "strict_same"]
+__all__ = ["BYTES", "IDS", "VALUE", "diff_field", "iter_equal", "strict_same", "strip_ids"]
 
 # Field flags (how "equal" is decided; docs/format.md "Canonical arguments"):
 # BYTES: arguments-like values (small), equal when their canonical JSON bytes
@@ -92,8 +92,8 @@ def diff_field(path: str, x: Any, y: Any, flags: int, out: list[FieldChange]) ->
     if _equal(x, y, flags):
         return False
     if flags == IDS:
-        x = _strip_ids(x)
-        y = _strip_ids(y)
+        x = strip_ids(x)
+        y = strip_ids(y)
         if _equal(x, y, flags):
             return False
     try:
@@ -110,7 +110,7 @@ def diff_field(path: str, x: Any, y: Any, flags: int, out: list[FieldChange]) ->
     return True
 
 
-def _strip_ids(value: Any) -> Any:
+def strip_ids(value: Any) -> Any:
     """A message or list of messages without ``tool_call_id`` and ``tool_calls[].id``."""
     if isinstance(value, list):
         return [_strip_message(m) for m in value]

@@ -24,7 +24,7 @@ from tracetui.core.model import ReadIssue
 from tracetui.tui.commands import TraceCommands
 from tracetui.tui.config import load_config
 from tracetui.tui.formatting import visible
-from tracetui.tui.loading import LoadingMixin, _column_title
+from tracetui.tui.loading import LoadingMixin, column_title
 from tracetui.tui.messages import LoadFailed
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.footer import TraceFooter
@@ -38,8 +38,8 @@ from tracetui.tui.widgets.status_bar import StatusBar
 # label, promote, warnings).
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
-    from tracetui.core.pairread import PairRead
-    from tracetui.core.labels import Label
+    from tracetui.core.load.pairread import PairRead
+    from tracetui.core.diff.labels import Label
     from tracetui.tui.screens.label_dialog import LabelOutcome
 
 WidgetType = TypeVar("WidgetType", bound=Widget)
@@ -132,7 +132,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self.load_error: LoadFailed | None = None
         """Why loading failed, when it did."""
         self.labels: dict[str, Label] = {}
-        """Reviewer labels of the loaded replay, by ``divergence_key`` (``tracetui.core.labels``)."""
+        """Reviewer labels of the loaded replay, by ``divergence_key`` (``tracetui.core.diff.labels``)."""
         self.labels_error: str | None = None
         """Why the labels sidecar could not be read (the labels are then not shown), else None."""
         self.triage_replays: str | None = None
@@ -171,7 +171,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         view.focus()
         self._main(StatusBar).show_loading(self.original_path, self.replay_path)
         self._main(AlignedHeader).set_titles(
-            _column_title("original", self.original_path, None), _column_title("replay", self.replay_path, None), 0
+            column_title("original", self.original_path, None), column_title("replay", self.replay_path, None), 0
         )
         self._main(SpanDetail).show_message(Text("loading…", style="dim"))
         if self.watch_mode:
@@ -208,7 +208,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
     def say_run_inputs(self, diff: TraceDiff) -> None:
         """Notify what changed in the run's inputs before any span ran (prompt version, model, tool schemas:
         the headers), once per pair; nothing while the replay has no header yet (watch mode, waiting)."""
-        from tracetui.core.report import run_changes
+        from tracetui.core.diff.report import run_changes
 
         if self._run_inputs_said or not diff.replay.header:
             return
@@ -232,13 +232,13 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         the file holds several runs), so the CLI's ``diff`` shows the labels made here."""
         if self.diff is None:
             return self.replay_path
-        from tracetui.core.labels import replay_ref
+        from tracetui.core.diff.labels import replay_ref
 
         return replay_ref(self.diff.replay) or self.replay_path
 
     def _load_labels(self) -> None:
         """Read the replay's labels sidecar; a damaged one is a warning (labels not shown), never a crash."""
-        from tracetui.core.labels import load_labels, sidecar_path
+        from tracetui.core.diff.labels import load_labels, sidecar_path
 
         self.labels, self.labels_error = {}, None
         try:
@@ -256,7 +256,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         """Mark labelled rows in the view and the detail pane."""
         if self.diff is None:
             return
-        from tracetui.core.labels import labels_for
+        from tracetui.core.diff.labels import labels_for
 
         by_row = {self.diff.divergences[i].row: label for i, label in labels_for(self.diff, self.labels).items()}
         self._main(AlignedView).set_labels({row: label.label for row, label in by_row.items()})
@@ -269,7 +269,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         divergence = self.diff.row_divergence[row]
         if divergence is None:
             return None
-        from tracetui.core.labels import divergence_key
+        from tracetui.core.diff.labels import divergence_key
 
         return self.labels.get(divergence_key(divergence))
 
@@ -277,7 +277,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         """Save or remove what the label dialog returned, then redraw the marks."""
         if outcome is None:
             return
-        from tracetui.core.labels import remove_label, save_label, sidecar_path
+        from tracetui.core.diff.labels import remove_label, save_label, sidecar_path
 
         ref = self.label_ref
         try:

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from tracetui.tui.app import TraceTuiApp
+    from tracetui.tui.host import PairHost
     from tracetui.tui.widgets.aligned_view import AlignedView
 
 
@@ -93,7 +93,7 @@ class TraceCommands(Provider):
         """(title, help, callback) of every command that applies on the screen under the palette."""
         from tracetui.tui.widgets.aligned_view import AlignedView
 
-        app: TraceTuiApp = self.app  # type: ignore[assignment]
+        app: PairHost = self.app  # type: ignore[assignment]
         main = app.screen_stack[0]
         on_main = self.screen is main
         view: AlignedView | None = None
@@ -137,7 +137,7 @@ class TraceCommands(Provider):
         """``:ID`` typed: a command that puts the cursor on span ``ID`` (the ``:`` key's lookup)."""
         from tracetui.tui.widgets.aligned_view import AlignedView
 
-        app: TraceTuiApp = self.app  # type: ignore[assignment]
+        app: PairHost = self.app  # type: ignore[assignment]
         span_id = query[1:].strip()
         if not span_id or app.diff is None or self.screen is not app.screen_stack[0]:
             return None

@@ -16,7 +16,7 @@ import orjson
 from rich.cells import cell_len, set_cell_size
 
 from tracetui.core.canonical import parse_json_string
-from tracetui.core.compare import ABSENT
+from tracetui.core.diff.compare import ABSENT
 from tracetui.core.model import PLACEHOLDER, Span, SpanKind
 
 NOT_WRITTEN = " (not written yet)"
@@ -24,7 +24,7 @@ NOT_WRITTEN = " (not written yet)"
 ELLIPSIS = "…"
 
 ABSENT_TEXT = "—"
-"""How a field one side does not have (``tracetui.core.compare.ABSENT``) is drawn; a recorded null is ``null``."""
+"""How a field one side does not have (``tracetui.core.diff.compare.ABSENT``) is drawn; a recorded null is ``null``."""
 
 
 def _control_table(newlines: bool) -> dict[int, str]:

@@ -2,7 +2,7 @@
 
 ``LoadingMixin`` is part of ``TraceTuiApp`` (which provides ``_main``, the paths and formats, ``diff``,
 ``load_error``, ``say_run_inputs``, the labels and jumps). The worker reads both files with
-``readers.read_pair`` and posts, in order: ``EarlyLoaded`` (big pairs: the first rows and the first
+``load.read_pair`` and posts, in order: ``EarlyLoaded`` (big pairs: the first rows and the first
 divergence, ``core.early``), then ``PairLoaded`` or ``LoadFailed``.
 """
 
@@ -26,7 +26,7 @@ from tracetui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
-    from tracetui.core.pairread import PairRead
+    from tracetui.core.load.pairread import PairRead
     from tracetui.core.model import Trace
 
 
@@ -54,7 +54,7 @@ class LoadingMixin:
 
     def _pair_read(self, early: bool) -> PairRead:
         """The read for a load: the prefetched one when it matches (taken once), else a new one."""
-        from tracetui.core.pairread import PairRead
+        from tracetui.core.load.pairread import PairRead
 
         options = dict(original_format=self.original_format, replay_format=self.replay_format,
                        trace_id=self.trace_id, replay_trace_id=self.replay_trace_id)
@@ -134,8 +134,8 @@ class LoadingMixin:
         self.diff = diff
         with self.batch_update():
             self._main(AlignedHeader).set_titles(
-                _column_title("original", diff.original.path, None, reading=True),
-                _column_title("replay", diff.replay.path, None, reading=True),
+                column_title("original", diff.original.path, None, reading=True),
+                column_title("replay", diff.replay.path, None, reading=True),
                 diff.rows_expected,
             )
             self._main(StatusBar).show_diff(diff)
@@ -161,8 +161,8 @@ class LoadingMixin:
         view = self._main(AlignedView)
         with self.batch_update():
             self._main(AlignedHeader).set_titles(
-                _column_title("original", diff.original.path, diff.original),
-                _column_title("replay", diff.replay.path, diff.replay),
+                column_title("original", diff.original.path, diff.original),
+                column_title("replay", diff.replay.path, diff.replay),
                 len(diff.rows),
             )
             self._main(StatusBar).show_diff(diff)
@@ -263,12 +263,12 @@ class LoadingMixin:
 
 
 def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:
-    from tracetui.core.early import agrees
+    from tracetui.core.load.early import agrees
 
     return agrees(early, whole)
 
 
-def _column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> Text:
+def column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> Text:
     """``side  FILE[#RUN]  N spans`` over a column; ``not_counted`` spans are left out of N (watch mode's
     placeholders for parents not written yet); ``reading``: ``reading…`` in place of N."""
     title = Text(no_wrap=True, overflow="ellipsis")

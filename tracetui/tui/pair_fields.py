@@ -1,6 +1,6 @@
 """The field-by-field comparison of one aligned row, shared by the detail pane and the pair screen.
 
-Pure data, no widgets: which fields each side has (``tracetui.core.compare``'s
+Pure data, no widgets: which fields each side has (``tracetui.core.diff.compare``'s
 semantic and volatile fields), which differ according to the row's
 ``Divergence``, and the words that explain a divergence type.
 """
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tracetui.core.canonical import canonicalize
-from tracetui.core.compare import ABSENT, semantic_fields, volatile_fields
+from tracetui.core.diff.compare import ABSENT, semantic_fields, volatile_fields
 from tracetui.core.model import Span
-from tracetui.tui.widgets.aligned_view import row_category
+from tracetui.tui.widgets.aligned_layout import row_category
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
@@ -41,9 +41,9 @@ class FieldRow:
     """One field of the pair.
 
     Attributes:
-        path: Field path as ``tracetui.core.compare`` names it (``arguments``,
+        path: Field path as ``tracetui.core.diff.compare`` names it (``arguments``,
             ``output.slots[0]``).
-        original: The original's value; ``ABSENT`` (``tracetui.core.compare``)
+        original: The original's value; ``ABSENT`` (``tracetui.core.diff.compare``)
             when that side has no such field, ``None`` for a recorded null.
         replay: The replay's value, likewise.
         changed: The row's divergence names this field (or a field inside it).

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from tracetui.core.model import SpanKind
 
 if TYPE_CHECKING:
-    from tracetui.core.align import AlignedRow
+    from tracetui.core.diff.align import AlignedRow
     from tracetui.core.diff import TraceDiff
 
 KIND_ORDER: tuple[SpanKind, ...] = (

@@ -184,7 +184,7 @@ class WatchMixin:
         app._main(StatusBar).set_watch("waiting", message.path, self.watch_arrived, following=self.following)
 
     def on_watch_updated(self, message: WatchUpdated) -> None:
-        from tracetui.tui.loading import _column_title
+        from tracetui.tui.loading import column_title
         from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
         from tracetui.tui.widgets.status_bar import StatusBar
 
@@ -204,8 +204,8 @@ class WatchMixin:
         self._newest_row = message.newest_row
         with app.batch_update():
             app._main(AlignedHeader).set_titles(
-                _column_title("original", diff.original.path, diff.original),
-                _column_title("replay", diff.replay.path, diff.replay, not_counted=len(diff.placeholder_rows)),
+                column_title("original", diff.original.path, diff.original),
+                column_title("replay", diff.replay.path, diff.replay, not_counted=len(diff.placeholder_rows)),
                 len(diff.rows))
             view.update_diff(diff)
             bar = app._main(StatusBar)

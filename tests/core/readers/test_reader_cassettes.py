@@ -22,10 +22,10 @@ from tracetui.core.readers.cassettes import (
     CassetteEventsReader,
     CassetteKeyedReader,
     CassetteToolsReader,
-    _hash_args,
     decode_args,
     key_rule,
 )
+from tracetui.core.readers.cassettes.values import hash_args as _hash_args
 from tracetui.core.readers.jsondoc import HELD_BACK
 
 ROOT = Path(__file__).resolve().parents[3]

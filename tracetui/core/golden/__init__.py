@@ -1,7 +1,9 @@
 """Golden cases: a redacted fixture, a contract and provenance per confirmed failure (docs/golden.md).
 
-``contract`` parses and checks contracts, ``runner`` finds cases and runs them (replaying an agent
-with the harness, or checking a given replay). Names resolve lazily (PEP 562), like
+``clauses`` is the contract format (parse, validate, write), ``checking`` judges runs against a
+contract (``contract`` names both), ``runner`` finds cases and runs them (replaying an agent with
+the harness, or checking a given replay), ``derive`` proposes a contract from a failure and
+``promote`` writes it as a new case. Names resolve lazily (PEP 562), like
 ``tracetui.core``.
 """
 
@@ -9,30 +11,18 @@ from __future__ import annotations
 
 from tracetui.core.lazy import lazy_getattr
 
-_EXPORTS = {
-    "GoldenCaseError": "tracetui.core.golden.contract",
-    "Contract": "tracetui.core.golden.contract",
-    "MustCall": "tracetui.core.golden.contract",
-    "ForbidCall": "tracetui.core.golden.contract",
-    "MaxCalls": "tracetui.core.golden.contract",
-    "Order": "tracetui.core.golden.contract",
-    "SuccessRequires": "tracetui.core.golden.contract",
-    "FinalState": "tracetui.core.golden.contract",
-    "Trials": "tracetui.core.golden.contract",
-    "Violation": "tracetui.core.golden.contract",
-    "ContractResult": "tracetui.core.golden.contract",
-    "load_contract": "tracetui.core.golden.contract",
-    "loads_contract": "tracetui.core.golden.contract",
-    "dump_contract": "tracetui.core.golden.contract",
-    "check": "tracetui.core.golden.contract",
-    "Case": "tracetui.core.golden.runner",
-    "CaseResult": "tracetui.core.golden.runner",
-    "OUTCOMES": "tracetui.core.golden.runner",
-    "find_cases": "tracetui.core.golden.runner",
-    "load_case": "tracetui.core.golden.runner",
-    "run_case": "tracetui.core.golden.runner",
-    "run_cases": "tracetui.core.golden.runner",
+_BY_MODULE = {
+    "tracetui.core.golden.clauses": (
+        "GoldenCaseError", "Contract", "MustCall", "ForbidCall", "MaxCalls", "Order", "SuccessRequires",
+        "FinalState", "Trials", "load_contract", "loads_contract", "dump_contract",
+    ),
+    "tracetui.core.golden.checking": ("Violation", "ContractResult", "check"),
+    "tracetui.core.golden.runner": (
+        "Case", "CaseResult", "OUTCOMES", "find_cases", "load_case", "run_case", "run_cases",
+    ),
 }
+"""Defining module -> the public names it gives this package."""
+_EXPORTS = {name: module for module, names in _BY_MODULE.items() for name in names}
 
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

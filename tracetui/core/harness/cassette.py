@@ -25,7 +25,8 @@ from rapidfuzz.distance import Levenshtein
 from tracetui.core.canonical import args_hash, canonical_json
 from tracetui.core.changes import ABSENT, FieldChange
 from tracetui.core.model import Span, SpanKind, Trace
-from tracetui.core.values import BYTES, IDS, _strip_ids, diff_field
+from tracetui.core.values import BYTES, IDS, diff_field
+from tracetui.core.values import strip_ids as _strip_ids
 
 RETRIEVAL_PREFIX = "retrieval:"
 

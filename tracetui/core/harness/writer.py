@@ -20,7 +20,7 @@ import tempfile
 from typing import Any, BinaryIO
 
 from tracetui.core.model import Span
-from tracetui.core.readers.native import SCHEMA, _dumps_line, span_to_obj
+from tracetui.core.readers.native import SCHEMA, dumps_line, span_to_obj
 
 HEADER_ROOM = 1024
 """Bytes of spaces reserved after each header for the fields completed when the run ends."""
@@ -59,7 +59,7 @@ class TraceWriter:
 
     def header(self, header: dict[str, Any]) -> None:
         """Start a run: write its header line (``schema`` first) with ``HEADER_ROOM`` spare bytes."""
-        line = _dumps_line({"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}})
+        line = dumps_line({"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}})
         self._header_at = self._fh.tell()
         self._header_len = len(line) + HEADER_ROOM
         self._headers.append(self._header_at)
@@ -68,14 +68,14 @@ class TraceWriter:
 
     def span(self, span: Span) -> None:
         """Append one span line and flush it."""
-        self._fh.write(_dumps_line(span_to_obj(span)) + b"\n")
+        self._fh.write(dumps_line(span_to_obj(span)) + b"\n")
         self._fh.flush()
         self.spans += 1
 
     def complete_header(self, header: dict[str, Any]) -> bool:
         """Rewrite the current run's header in place with ``header``; False (file unchanged) when
         it does not fit the reserved room."""
-        line = _dumps_line({"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}})
+        line = dumps_line({"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}})
         if len(line) > self._header_len:
             return False
         end = self._fh.tell()

@@ -9,16 +9,18 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable
+from typing import BinaryIO
 
 from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
 from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
+from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
-__all__ = ["READERS", "READER_NAMES", "all_readers", "PairStart", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "read_pair", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref", "start_pair"]
+__all__ = ["READERS", "READER_NAMES", "all_readers", "Reader", "ReaderOutput", "RunSpans", "TraceFile", "finish_spans", "pick_run", "read_replay", "read_runs", "read_trace", "reader_names", "sniff_format", "split_run_ref"]
 
 def _readers() -> tuple[Reader, ...]:
     """Known readers, in sniffing order: most specific shape first, the generic
@@ -81,9 +83,20 @@ def all_readers() -> tuple[Reader, ...]:
     return _REGISTRY
 
 
+_MOVED = {"read_pair", "start_pair", "PairStart"}
+"""Names that lived here before the fast paths for big files became ``tracetui.core.load``."""
+
+
 def __getattr__(name: str) -> object:
     if name == "READERS":  # the registry, as a module attribute (built on first use)
         return all_readers()
+    if name in _MOVED:  # deprecated: docs/performance.md showed tracetui.core.readers.read_pair
+        import importlib
+        import warnings
+
+        warnings.warn(f"tracetui.core.readers.{name} moved to tracetui.core.load.{name}", DeprecationWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module("tracetui.core.load"), name)  # the layer above: no import statement
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 """Known readers, in sniffing order (most specific first)."""
 
@@ -196,7 +209,7 @@ def read_trace(path: str | os.PathLike[str], *, format: str | None = None, trace
     if run is not None and trace_id is not None and run.lower() != trace_id.lower():
         raise ReadError(p, f"two runs asked for: #{run} and --trace-id {trace_id}")
     reader, out = _read_file(p, format)
-    return _pick(reader, out, p, trace_id if trace_id is not None else run)
+    return pick_run(reader, out, p, trace_id if trace_id is not None else run)
 
 
 @dataclass(slots=True)
@@ -225,7 +238,7 @@ def read_runs(path: str | os.PathLike[str], *, format: str | None = None) -> Tra
     p, run = split_run_ref(path)
     reader, out = _read_file(p, format)
     if run is not None:
-        t = _pick(reader, out, p, run)
+        t = pick_run(reader, out, p, run)
         return TraceFile(p, reader.name, [t], list(t.issues))
     runs = [r for r in out.runs if r.spans or r.header]
     if not runs:
@@ -262,218 +275,6 @@ def read_replay(
         return read_trace(p, format=format)
 
 
-def read_pair(
-    original: str | os.PathLike[str],
-    replay: str | os.PathLike[str],
-    *,
-    original_format: str | None = None,
-    replay_format: str | None = None,
-    trace_id: str | None = None,
-    replay_trace_id: str | None = None,
-    index_min_bytes: int | None = None,
-    processes: bool = True,
-    early: Callable[[Any], None] | None = None,
-    progress: Callable[[float], None] | None = None,
-    started: PairStart | None = None,
-) -> tuple[Trace, Trace]:
-    """Read both runs of a pair: ``(read_trace(original, ...), read_replay(replay, ...))``, faster.
-
-    Same runs, spans, issues and errors as those two calls (the original's error first). A
-    tracetui/1 file of at least ``index_min_bytes`` goes through the index loader
-    (``native_index``): its spans are ``LazySpan``s whose ``data`` is read from the file on
-    first access, and alignment and comparison use what the loader computed. When both files
-    qualify and two cores are free, the replay is parsed in a child process meanwhile.
-
-    Args:
-        original: The original run (``FILE`` or ``FILE#RUN``).
-        replay: The replay (``FILE`` or ``FILE#RUN``).
-        original_format, replay_format: Reader names, as ``read_trace``'s ``format``.
-        trace_id: The original's run (``read_trace``), and the replay's when the file holds it (``read_replay``).
-        replay_trace_id: The replay's run (``read_replay``).
-        index_min_bytes: Smallest file read by the index loader (default ``native_index.INDEX_MIN_BYTES``).
-        processes: Allow the child process (False: both files parsed here, one after the other).
-        early: Called with the first rows of the pair's diff and its first divergence
-            (``core.early.EarlyTraceDiff``) before the files are read whole, when both are
-            read by the index loader, no run is picked, and ``early_diff`` finds the first
-            divergence cheaply (not called otherwise). It runs in this thread; the read goes
-            on when it returns. Its exceptions propagate.
-        progress: Called often while the original is read by the index loader, with the share of
-            its bytes parsed (0..1; 0 while the early look runs). An exception it raises ends the
-            read (it propagates; the child process is stopped): the TUI stops a read this way
-            when it quits.
-        started: ``start_pair``'s result for the same arguments (files opened and the replay's
-            child started ahead, while the caller did something else); used when its arguments
-            are these, else stopped and ignored.
-
-    Returns:
-        ``(original, replay)``.
-
-    Raises:
-        ReadError, FormatNotRecognised, TraceNotFound, ValueError: as ``read_trace`` /
-            ``read_replay``; the exception's ``side`` attribute is ``"original"`` or ``"replay"``.
-    """
-    from tracetui.core.readers import native_index as ni
-
-    args = (os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id, replay_trace_id,
-            index_min_bytes, processes, early is not None)
-    po, orun = split_run_ref(original)
-    pr, rrun = split_run_ref(replay)
-    osrc = rsrc = None
-    gc_held = False  # the collector disabled here (the early look), enabled again at the end
-    child = None  # the replay parsed in a forked child; the original is parsed here meanwhile (both in
-    # children measured slower: 7.0 against 5.9 s to the loaded pair, docs/performance.md)
-    side = "original"
-    try:
-        if orun is not None and trace_id is not None and orun.lower() != trace_id.lower():
-            if started is not None:
-                started.cancel()
-            raise ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
-        if started is not None and started.args == args and started.opened:
-            osrc, rsrc, early_mod, child = started.osrc, started.rsrc, started.early_mod, started.child
-        else:
-            if started is not None:
-                started.cancel()
-            osrc, rsrc, early_mod, child = _open_pair(*args)
-        known: dict[int, Any] = {}  # the original's spans the early look parsed: not parsed again
-        if early_mod is not None:
-            # The collector stays off from the early look to the end of the read (a collection between
-            # the two, over every span parsed so far, took ~0.1 s before the early rows were shown).
-            gc_held = gc.isenabled()
-            gc.disable()
-            found = early_mod.early_diff(osrc, rsrc, stream=child, known=known,  # type: ignore[arg-type]
-                               tick=(lambda: progress(0.0)) if progress is not None else None)
-            if found is not None:
-                early(found)  # type: ignore[misc]
-            elif progress is not None:
-                progress(0.0)  # a read stopped during the early look (its tick raised) stops here
-        if osrc is None:
-            first = read_trace(original, format=original_format, trace_id=trace_id)
-        else:
-            got = _indexed(lambda src: ni.parse_indexed(src, known, progress), osrc)
-            first = _pick(ni._NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
-        side = "replay"
-        if rsrc is None:
-            return first, read_replay(replay, format=replay_format, trace_id=trace_id, replay_trace_id=replay_trace_id)
-        if rrun is not None and replay_trace_id is not None and rrun.lower() != replay_trace_id.lower():
-            raise ReadError(pr, f"two runs asked for: #{rrun} and --trace-id {replay_trace_id}")
-        out = child.result() if child is not None else None
-        child = None
-        if out is None:
-            if progress is not None:
-                progress(1.0)  # the original is read; a stopped read (the child killed) ends here
-            out = _indexed(ni.parse_indexed, rsrc)
-        else:
-            promote_young_objects()
-        if rrun is not None or replay_trace_id is not None or trace_id is None:
-            return first, _pick(ni._NATIVE, out, pr, replay_trace_id if replay_trace_id is not None else rrun, indexed=True)
-        try:
-            return first, _pick(ni._NATIVE, out, pr, trace_id, indexed=True)
-        except TraceNotFound:
-            return first, _pick(ni._NATIVE, out, pr, None, indexed=True)
-    except BaseException as exc:
-        if child is not None:
-            child.cancel()
-        try:
-            exc.side = side  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
-        raise
-    finally:
-        if gc_held:
-            gc.enable()
-
-
-@dataclass(slots=True)
-class PairStart:
-    """``read_pair``'s first step taken ahead (``start_pair``): both files opened for the index loader
-    and the replay's child process started. Pass it to ``read_pair(started=)`` with the same
-    arguments; ``cancel`` stops the child when it will not be used."""
-
-    args: tuple[Any, ...]
-    opened: bool = False
-    osrc: Any = None
-    rsrc: Any = None
-    early_mod: Any = None
-    child: Any = None
-
-    def cancel(self) -> None:
-        """Stop the child process, if one was started, and let go of the files (idempotent; safe while
-        ``read_pair`` uses it in another thread: that read then fails or stops)."""
-        child, self.child, self.opened = self.child, None, False
-        self.osrc = self.rsrc = None  # closed when no span holds them (PayloadFile)
-        if child is not None:
-            child.cancel()
-
-
-def start_pair(
-    original: str | os.PathLike[str],
-    replay: str | os.PathLike[str],
-    *,
-    original_format: str | None = None,
-    replay_format: str | None = None,
-    trace_id: str | None = None,
-    replay_trace_id: str | None = None,
-    index_min_bytes: int | None = None,
-    processes: bool = True,
-    early: bool = True,
-) -> PairStart:
-    """Take ``read_pair``'s first step now, in this thread: open both files and start the child process
-    that parses the replay (forked here: call it before starting threads, as ``tracetui ORIGINAL REPLAY``
-    does before importing the TUI, and the child works while the caller goes on). Arguments as
-    ``read_pair``'s (``early``: whether an ``early`` callback will be passed). With an early look the
-    child, having started ahead, also scans more of the original (``core.structure.Meet``).
-
-    Never raises: a file that cannot be opened is left to ``read_pair``, which reports it.
-    """
-    args = (os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id, replay_trace_id,
-            index_min_bytes, processes, early)
-    start = PairStart(args)
-    try:
-        start.osrc, start.rsrc, start.early_mod, start.child = _open_pair(*args)
-        start.opened = True
-    except Exception:  # noqa: BLE001 - read_pair opens them again and reports
-        start.cancel()
-    return start
-
-
-def _open_pair(original: str, replay: str, original_format: str | None, replay_format: str | None,
-               trace_id: str | None, replay_trace_id: str | None, index_min_bytes: int | None,
-               processes: bool, early: bool) -> tuple[Any, Any, Any, Any]:
-    """``(osrc, rsrc, early module or None, child or None)``: the files opened for the index loader (None:
-    not indexable), ``core.early`` when an early look applies, and the replay's child process."""
-    from tracetui.core.readers import native_index as ni
-
-    least = ni.INDEX_MIN_BYTES if index_min_bytes is None else index_min_bytes
-    po, orun = split_run_ref(original)
-    pr, rrun = split_run_ref(replay)
-    osrc = ni.indexable(po, original_format, least)
-    rsrc = ni.indexable(pr, replay_format, least)
-    early_mod = child = None
-    if early and osrc is not None and rsrc is not None and orun is None and rrun is None \
-            and trace_id is None and replay_trace_id is None:
-        from tracetui.core import early as early_mod  # only here: readers do not need the diff
-    if osrc is not None and rsrc is not None and processes and ni.can_fork():
-        if early_mod is not None:
-            child = early_mod.start_stream(osrc, rsrc)
-        else:
-            child = ni.fork_parse(rsrc)
-    return osrc, rsrc, early_mod, child
-
-
-def _indexed(parse: Callable[[Any], ReaderOutput], src: Any) -> ReaderOutput:
-    """``parse(src)`` as ``_read_file`` runs a reader: OSError as ReadError, GC paused, objects promoted."""
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        return parse(src)
-    except OSError as exc:
-        raise ReadError(src.path, f"cannot be read: {exc.strerror or exc}") from None
-    finally:
-        promote_young_objects()
-        if gc_was:
-            gc.enable()
-
-
 def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
     """Run a reader on an open file whose first bytes, ``head``, are already read.
 
@@ -490,23 +291,6 @@ def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
     else:
         data = head + fh.read()
     return reader.read(path, data)
-
-
-def promote_young_objects() -> None:
-    """Move every object the cyclic GC tracks to its oldest generation.
-
-    A trace is ~4 tracked containers a span, none in a cycle, built with the GC
-    off, so all of them sit in the youngest generation: the next young collection
-    after ``gc.enable()`` would walk them (0.5 s for 100k spans), the next
-    middle one again. ``freeze`` + ``unfreeze`` is an O(1) move of the young
-    generations into the oldest, as if they had survived two collections: they
-    are only walked by full collections, which stay collectable (unlike a bare
-    ``gc.freeze``). Skipped when the caller froze objects itself (``unfreeze``
-    would thaw them).
-    """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:
@@ -531,7 +315,7 @@ def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:
     raise TraceNotFound(p, f"run {want!r} not in file; it holds: {shown or '(no run ids)'}")
 
 
-def _pick(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None, *, indexed: bool = False) -> Trace:
+def pick_run(reader: Reader, out: ReaderOutput, p: str, trace_id: str | None, *, indexed: bool = False) -> Trace:
     runs = [r for r in out.runs if r.spans or r.header]
     if not runs:
         raise ReadError(p, "no spans could be loaded" + (f"; first problem: {out.issues[0]}" if out.issues else ""))
@@ -557,8 +341,6 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
 def _content_view(spans: list[Span]) -> list[Span]:
     """``spans`` for ``content_issues``, each ``LazySpan`` the loader found complete replaced by a
     stand-in of its kind with content (same verdict, no payload read)."""
-    from tracetui.core.lazyspan import LazySpan
-
     stand_in = {
         SpanKind.LLM: Span("", None, 0, SpanKind.LLM, "", data={"messages": [{"content": "-"}]}),
         SpanKind.TOOL: Span("", None, 0, SpanKind.TOOL, "", data={"arguments": {}}),

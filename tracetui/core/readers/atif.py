@@ -38,8 +38,8 @@ from typing import Any
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import usage_from
@@ -80,15 +80,11 @@ class AtifReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: list[RunSpans] = []
         self.run_ids: set[str] = set()
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
         values, several = load_json_or_jsonl(self.path, data, self.issues)

@@ -8,6 +8,18 @@ from typing import Any, Protocol
 from tracetui.core.model import ReadIssue, Span
 
 
+class FileReading:
+    """Where every reader's pass over one file starts: the file's path, its issues, and ``issue``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.issues: list[ReadIssue] = []
+
+    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
+        """Report a problem at ``line`` (1-based, None: the whole file) and ``where`` (a JSON path)."""
+        self.issues.append(ReadIssue(self.path, line, where, message, severity))
+
+
 @dataclass(slots=True)
 class RunSpans:
     """The spans of one run as a reader found them.

@@ -23,6 +23,8 @@ into one ``RunSpans`` each, in first-seen order. ``seq`` follows
 ``dotted_order`` when every run of the trace has one (it sorts runs in
 execution order), else it is derived from ``start_time``. Times: ISO 8601 ->
 exact integer ns (no offset = UTC, as LangSmith stores them).
+
+Size: one format family's reader (ingest payloads and exports), its mapping tables in one place.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from typing import Any
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import (
@@ -237,18 +239,14 @@ def _merge(post: dict[str, Any] | None, patches: list[dict[str, Any]]) -> dict[s
     return out
 
 
-class _Reading:
+class _Reading(FileReading):
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.recs: dict[str, _Rec] = {}
         self.record_index = 0
         self.single_line: int | None = None
         self.jsonl = False
         self.warned_types: set[str] = set()
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
         docs, self.jsonl = load_json_or_jsonl(self.path, data, self.issues)

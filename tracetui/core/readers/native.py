@@ -34,10 +34,9 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import SPAN_KINDS, ReadIssue, Span, SpanKind, Status, Trace
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import bom_issue, exact_int, load_json, recheck
+from tracetui.core.readers.jsondoc import BOM, bom_issue, exact_int, load_json, recheck
 
 SCHEMA = "tracetui/1"
-_BOM = b"\xef\xbb\xbf"
 """The schema id this module reads and writes."""
 
 _STATUSES = {s.value: s for s in Status}
@@ -55,16 +54,16 @@ class NativeReader:
 
     def sniff(self, head: bytes) -> bool:
         # Any tracetui/N header: a later schema is read as tracetui/1 with a warning (docs/format.md).
-        first = head.removeprefix(_BOM).lstrip()[:4096].split(b"\n", 1)[0]
+        first = head.removeprefix(BOM).lstrip()[:4096].split(b"\n", 1)[0]
         return first.startswith(b"{") and b'"schema"' in first and b'"tracetui/' in first
 
     @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
         """Parse a whole file held in memory (the ``Reader`` protocol)."""
-        parser = _LineParser(path)
-        if data.startswith(_BOM):  # a UTF-8 byte-order mark some editors write
+        parser = LineParser(path)
+        if data.startswith(BOM):  # a UTF-8 byte-order mark some editors write
             parser.out.issues.append(bom_issue(path, 1))
-            data = data[len(_BOM):]
+            data = data[len(BOM):]
         # orjson parses memoryview slices: no copy of the file into lines (0.7 s per 400 MB).
         with memoryview(data) as view:
             parser.lines(data, view, len(data), final=True)
@@ -97,11 +96,11 @@ class NativeReader:
         copy, and the parse then fetches every line from memory again; a
         256 KiB buffer is reused while hot in cache (0.2-0.3 s less a file).
         """
-        parser = _LineParser(path, index, known)
-        if head.startswith(_BOM):
+        parser = LineParser(path, index, known)
+        if head.startswith(BOM):
             parser.out.issues.append(bom_issue(path, 1))
-            head = head[len(_BOM):]
-            parser.base = len(_BOM)
+            head = head[len(BOM):]
+            parser.base = len(BOM)
         buf = bytearray(max(_CHUNK, 2 * len(head)))
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
@@ -135,7 +134,7 @@ _CHUNK = 256 * 1024
 """Read buffer of ``read_file``: fits in a core's L2 cache; grows for longer lines."""
 
 
-class _LineParser:
+class LineParser:
     """The line loop of both ``NativeReader`` entry points, and what it has found so far."""
 
     __slots__ = ("base", "ids", "in_order", "index", "known", "last_seq", "lineno", "odd_times", "out", "path", "run")
@@ -144,7 +143,7 @@ class _LineParser:
         self.path = path
         self.known = known if index is not None and known else None
         # Index mode (readers.native_index): each span of a clean line (the writer's own bytes, read
-        # by _span_fast) goes through ``index(span, offset, length)`` (the line's bytes in the file),
+        # by span_fast) goes through ``index(span, offset, length)`` (the line's bytes in the file),
         # whose result is kept instead; ``base`` is the file offset of the buffer's first byte.
         self.index = index
         self.base = 0
@@ -226,9 +225,9 @@ class _LineParser:
                             run = RunSpans(trace_id=None)
                             self.out.runs.append(run)
                             spans, ids, in_order, last_seq = run.spans, {}, True, 0
-                        _header(obj, run, self.out.runs, path, lineno, issues)
+                        read_header(obj, run, self.out.runs, path, lineno, issues)
                         continue
-                    span = _span_fast(obj, lineno)
+                    span = span_fast(obj, lineno)
                     if span is None:
                         in_order = False
                         clean = False  # the careful path's span is kept whole
@@ -294,7 +293,7 @@ def _recheck(path: str, data: bytes | bytearray, start: int, end: int, obj: Any,
     return recheck(path, data[start:end], obj, issues, line=lineno, dumped=d)
 
 
-def _header(obj: dict[str, Any], run: RunSpans, runs: list[RunSpans], path: str, lineno: int,
+def read_header(obj: dict[str, Any], run: RunSpans, runs: list[RunSpans], path: str, lineno: int,
             issues: list[ReadIssue]) -> None:
     """Make ``obj`` the header of ``run``, the last of ``runs``; a run after the first is reported."""
     if obj.get("schema") != SCHEMA:
@@ -324,7 +323,7 @@ _ALLOWED = {k: _COMMON | {k} for k in _KINDS}
 """Per kind, the keys a fast-path line may have (others go to attributes: careful path)."""
 
 
-def _span_fast(obj: dict[str, Any], lineno: int) -> Span | None:
+def span_fast(obj: dict[str, Any], lineno: int) -> Span | None:
     """The span of a line as ``span_to_obj`` writes it, or None to take the careful path.
 
     Every line it accepts reads as ``_span_from_obj`` would read it, without
@@ -464,12 +463,12 @@ def span_to_obj(span: Span) -> dict[str, Any]:
 def dumps_trace(header: dict[str, Any], spans: Iterable[Span]) -> bytes:
     """Serialise a header and spans as tracetui/1 JSONL bytes (trailing newline)."""
     head = {"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}}
-    parts = [_dumps_line(head)]
-    parts.extend(_dumps_line(span_to_obj(s)) for s in spans)
+    parts = [dumps_line(head)]
+    parts.extend(dumps_line(span_to_obj(s)) for s in spans)
     return b"\n".join(parts) + b"\n"
 
 
-def _dumps_line(obj: dict[str, Any]) -> bytes:
+def dumps_line(obj: dict[str, Any]) -> bytes:
     """One line: orjson, or the standard library for what orjson cannot write (integers beyond
     64 bits, lone surrogates, nesting deeper than 255), ASCII-escaped so the line is valid UTF-8."""
     try:

@@ -32,6 +32,8 @@ root ``agent`` span; per distinct model response (``model_response.id`` /
 observation naming it in ``cause`` (``action_id`` in V1). Times: ISO strings converted
 exactly to ns; OpenHands writes ``datetime.now().isoformat()`` with no UTC offset, read as
 UTC.
+
+Size: one format family's reader (V0 and V1 events), its mapping tables and quirks in one place; split by version if it grows.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ import orjson
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import choice_output, usage_from
@@ -176,16 +178,12 @@ def _is_event(d: Any) -> bool:
     return isinstance(d, dict) and ("action" in d or "observation" in d or "kind" in d)
 
 
-class _Reading:
+class _Reading(FileReading):
     """One file: finds the event lists in it and builds a run from each."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: list[RunSpans] = []
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def run(self, data: bytes) -> ReaderOutput:
         values, several = load_json_or_jsonl(self.path, data, self.issues)

@@ -42,11 +42,11 @@ from typing import Any
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
-from tracetui.core.readers.otlp import _BadValue, anyvalue, normalize_id
+from tracetui.core.readers.otlp import BadValue, anyvalue, normalize_id, status_code
 from tracetui.core.readers.timefmt import epoch_ns, iso_ns, ns_to_iso
 
 __all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps"]
@@ -54,8 +54,6 @@ __all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps"]
 _JS_KINDS = {0: "internal", 1: "server", 2: "client", 3: "producer", 4: "consumer"}
 """``SpanKind`` of @opentelemetry/api: no UNSPECIFIED, so one less than OTLP's numbers."""
 _KIND_NAMES = frozenset({"internal", "server", "client", "producer", "consumer", "unspecified"})
-_STATUS_CODES = {0: Status.UNSET, 1: Status.OK, 2: Status.ERROR}
-_STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
 _MESSAGE_EVENTS = frozenset({
     "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
     "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
@@ -168,17 +166,13 @@ class OtelSdkJsonReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     """State of reading one file."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: dict[str | None, RunSpans] = {}
         self.non_span: list[tuple[int | None, str, str]] = []  # (line, where, what)
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     # -- envelope ------------------------------------------------------------------
 
@@ -338,19 +332,10 @@ class _Reading:
             return Status.UNSET, None
         code = _first(st, "status_code", "code")
         msg = _first(st, "description", "message")
-        msg = msg if isinstance(msg, str) and msg else None
-        if code is None:
-            return Status.UNSET, msg
-        status: Status | None = None
-        if isinstance(code, int) and not isinstance(code, bool):
-            status = _STATUS_CODES.get(code)
-        elif isinstance(code, str):
-            c = code.strip().lower().removeprefix("statuscode.").removeprefix("status_code_")
-            status = _STATUS_CODES.get(int(c)) if c.isdigit() else _STATUS_NAMES.get(c)
+        status = status_code(code)
         if status is None:
             self.issue(line, f"{where}.status", f"unknown status code {code!r}; read as unset", "warning")
-            return Status.UNSET, msg
-        return status, msg
+        return status or Status.UNSET, msg if isinstance(msg, str) and msg else None
 
     def _kind(self, k: Any, where: str, line: int | None) -> str | None:
         if k is None:
@@ -380,7 +365,7 @@ class _Reading:
                     continue
                 try:
                     out[key] = anyvalue(kv.get("value"))
-                except (_BadValue, RecursionError) as exc:
+                except (BadValue, RecursionError) as exc:
                     self.issue(line, f"{where}[{i}]", f"attribute {key!r}: {exc}; attribute skipped", "warning")
             return out
         self.issue(line, where, f"attributes are a {type(raw).__name__}, not an object; ignored", "warning")

@@ -35,9 +35,9 @@ import math
 from typing import Any
 
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, Status
+from tracetui.core.model import Span, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
@@ -58,7 +58,7 @@ _MESSAGE_EVENTS = frozenset({
     "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
 
 
-class _BadValue(Exception):
+class BadValue(Exception):
     """An AnyValue that cannot be decoded; the message says why."""
 
 
@@ -79,9 +79,9 @@ def _decode_int(v: Any) -> int:
     elif isinstance(v, float) and v.is_integer():
         n = int(v)
     if n is None:
-        raise _BadValue(f"intValue {v!r} is not an integer")
+        raise BadValue(f"intValue {v!r} is not an integer")
     if not _INT64_MIN <= n <= _INT64_MAX:
-        raise _BadValue(f"intValue {v!r} is outside the int64 range")
+        raise BadValue(f"intValue {v!r} is outside the int64 range")
     return n
 
 
@@ -98,7 +98,7 @@ def _decode_double(v: Any) -> float | str:
         except ValueError:
             pass
     if f is None:
-        raise _BadValue(f"doubleValue {v!r} is not a number")
+        raise BadValue(f"doubleValue {v!r} is not a number")
     if not math.isfinite(f):
         return "NaN" if math.isnan(f) else "Infinity" if f > 0 else "-Infinity"
     return f
@@ -111,19 +111,19 @@ def _decode_bytes(v: Any) -> str:
             return v
         except (binascii.Error, ValueError):
             pass
-    raise _BadValue(f"bytesValue {v!r} is not base64")
+    raise BadValue(f"bytesValue {v!r} is not base64")
 
 
 def _decode_list(v: Any, what: str) -> list[Any]:
     if v is None:
         return []
     if not isinstance(v, dict):
-        raise _BadValue(f"{what} is not an object")
+        raise BadValue(f"{what} is not an object")
     values = v.get("values")
     if values is None:
         return []
     if not isinstance(values, list):
-        raise _BadValue(f"{what}.values is not a list")
+        raise BadValue(f"{what}.values is not a list")
     return values
 
 
@@ -137,7 +137,7 @@ def anyvalue(v: Any) -> Any:
     as itself (some producers skip the wrapper).
 
     Raises:
-        _BadValue: a variant whose payload has the wrong type, or no known variant.
+        BadValue: a variant whose payload has the wrong type, or no known variant.
     """
     if type(v) is dict and len(v) == 1:
         for key, val in v.items():
@@ -146,13 +146,13 @@ def anyvalue(v: Any) -> Any:
     if not isinstance(v, dict):
         if v is None or isinstance(v, (str, int, float, bool)):
             return v
-        raise _BadValue(f"expected an AnyValue object, found {type(v).__name__}")
+        raise BadValue(f"expected an AnyValue object, found {type(v).__name__}")
     if not v:
         return None
     for key, val in v.items():
         if key in ("stringValue", "string_value"):
             if not isinstance(val, str):
-                raise _BadValue(f"stringValue {val!r} is not a string")
+                raise BadValue(f"stringValue {val!r} is not a string")
             return val
         if key in ("intValue", "int_value"):
             return _decode_int(val)
@@ -160,7 +160,7 @@ def anyvalue(v: Any) -> Any:
             return _decode_double(val)
         if key in ("boolValue", "bool_value"):
             if not isinstance(val, bool):
-                raise _BadValue(f"boolValue {val!r} is not true/false")
+                raise BadValue(f"boolValue {val!r} is not true/false")
             return val
         if key in ("arrayValue", "array_value"):
             return [anyvalue(x) for x in _decode_list(val, "arrayValue")]
@@ -168,12 +168,12 @@ def anyvalue(v: Any) -> Any:
             out: dict[str, Any] = {}
             for kv in _decode_list(val, "kvlistValue"):
                 if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
-                    raise _BadValue("kvlistValue entry without a string key")
+                    raise BadValue("kvlistValue entry without a string key")
                 out[kv["key"]] = anyvalue(kv.get("value"))
             return out
         if key in ("bytesValue", "bytes_value"):
             return _decode_bytes(val)
-    raise _BadValue(f"no known AnyValue field (found: {', '.join(map(str, v))})")
+    raise BadValue(f"no known AnyValue field (found: {', '.join(map(str, v))})")
 
 
 def normalize_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
@@ -273,17 +273,26 @@ class OtlpJsonReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+def status_code(code: Any) -> Status | None:
+    """An OTel status code as the exports write it: ``2``, ``"2"``, ``"STATUS_CODE_ERROR"`` (OTLP/JSON),
+    ``"StatusCode.ERROR"``, ``"ERROR"`` (SDK exporters); None (absent) is unset; None when unknown."""
+    if code is None:
+        return Status.UNSET
+    if isinstance(code, int) and not isinstance(code, bool):
+        return _STATUS_CODES.get(code)
+    if isinstance(code, str):
+        c = code.strip().lower().removeprefix("statuscode.").removeprefix("status_code_")
+        return _STATUS_CODES.get(int(c)) if c.isdigit() else _STATUS_NAMES.get(c)
+    return None
+
+
+class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     # -- envelope -------------------------------------------------------------------
 
@@ -432,19 +441,10 @@ class _Reading:
             return Status.UNSET, None
         code = st.get("code")
         msg = st.get("message")
-        msg = msg if isinstance(msg, str) and msg else None
-        if code is None:
-            return Status.UNSET, msg
-        status: Status | None = None
-        if isinstance(code, int) and not isinstance(code, bool):
-            status = _STATUS_CODES.get(code)
-        elif isinstance(code, str):
-            c = code.strip().lower()
-            status = _STATUS_NAMES.get(c.removeprefix("status_code_")) if not c.isdigit() else _STATUS_CODES.get(int(c))
+        status = status_code(code)
         if status is None:
             self.issue(line, f"{where}.code", f"unknown status code {code!r}; read as unset", "warning")
-            return Status.UNSET, msg
-        return status, msg
+        return status or Status.UNSET, msg if isinstance(msg, str) and msg else None
 
     @staticmethod
     def _kind(k: Any) -> str | None:
@@ -480,7 +480,7 @@ class _Reading:
                     continue
             try:
                 out[key] = anyvalue(v)
-            except _BadValue as exc:
+            except BadValue as exc:
                 self.issue(line, f"{base}{suffix}[{i}]", f"attribute {key!r}: {exc}; attribute skipped", "warning")
             except RecursionError:
                 self.issue(line, f"{base}{suffix}[{i}]", f"attribute {key!r} is nested too deeply; attribute skipped",

@@ -154,12 +154,12 @@ def _parents_first(spans: list[Span], path: str, issues: list[ReadIssue]) -> lis
     return out
 
 
-def _captured(value: Any) -> bool:
+def captured(value: Any) -> bool:
     """Whether a message or message list holds any content (text, parts, tool calls)."""
     if value is None or value == "" or value == [] or value == {}:
         return False
     if isinstance(value, list):
-        return any(map(_captured, value))
+        return any(map(captured, value))
     if isinstance(value, Mapping) and "role" in value:
         return any(value.get(k) not in (None, "", [], {}) for k in value if k not in ("role", "name", "tool_call_id"))
     return True
@@ -207,7 +207,7 @@ def content_issues(spans: Sequence[Span], path: str, run: str | None = None, *, 
         m = d.get("messages")
         if type(m) is list and m and type(m[0]) is dict and m[0].get("content"):
             continue  # the usual case first: a system or user prompt with text
-        if not _captured(m) and not _captured(d.get("output")):
+        if not captured(m) and not captured(d.get("output")):
             no_llm.append(s)
     no_tool = [s for s in tools if s.data.get("arguments") is None and s.data.get("output") is None]
     out: list[ReadIssue] = []

@@ -35,6 +35,8 @@ Cassettes are often not scrubbed: only a fixed list of harmless headers is copie
 attributes (never ``authorization``, ``cookie``, ``set-cookie``, ``openai-organization``,
 ``openai-project``, api keys), and secret-looking query parameters of the URL are masked.
 Cassettes record no timing: spans have no times (``seq`` is the interaction order).
+
+Size: one format family's reader (LLM calls, reconstructed tool calls, other HTTP) in one place.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ import yaml
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
 from tracetui.core.readers.openai_shapes import (
@@ -321,10 +323,9 @@ class VcrpyReader:
         return _Reading(path).run(data)
 
 
-class _Reading:
+class _Reading(FileReading):
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.issues: list[ReadIssue] = []
+        super().__init__(path)
         self.spans: list[Span] = []
         self.seq = 1
         self.prev_calls: dict[str, dict[str, Any]] = {}  # id -> tool call of the previous LLM answer
@@ -334,9 +335,6 @@ class _Reading:
         self.last_output: Message | None = None
         self.unanswered = 0
         self.no_messages = 0
-
-    def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
-        self.issues.append(ReadIssue(self.path, line, where, message, severity))
 
     def load(self, data: bytes) -> tuple[Any, list[int] | None]:
         body = data.removeprefix(BOM)

@@ -1,6 +1,6 @@
 """LabelDialog: a reviewer's label and note for one divergence (issue 5, "Reviewer labels").
 
-Opened with ``l`` on a divergent row. The reviewer picks one of ``tracetui.core.labels.LABELS``
+Opened with ``l`` on a divergent row. The reviewer picks one of ``tracetui.core.diff.labels.LABELS``
 and types a note; the dialog returns what to save (or, on a labelled row, that the label is to be
 removed). The app writes it to the sidecar next to the replay (``save_label`` / ``remove_label``),
 never into the original.
@@ -22,9 +22,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
-from tracetui.core.labels import LABELS, Label, divergence_key, now_iso
+from tracetui.core.diff.labels import LABELS, Label, divergence_key, now_iso
 from tracetui.tui.formatting import span_label, visible
-from tracetui.tui.widgets.aligned_view import LABEL_MARKS, UNKNOWN_LABEL_MARK
+from tracetui.tui.widgets.aligned_layout import LABEL_MARKS, UNKNOWN_LABEL_MARK
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
@@ -35,7 +35,7 @@ LABEL_HELP = {
     "fixture_mismatch": "the recording or fixture is wrong, not the agent",
     "insufficient_spec": "nothing says which side is right",
 }
-"""One line per label, as the dialog shows it (the meanings of ``tracetui.core.labels``)."""
+"""One line per label, as the dialog shows it (the meanings of ``tracetui.core.diff.labels``)."""
 
 NOTE_MAX = 2000
 """Characters of a note kept at most."""

@@ -19,6 +19,10 @@ never as a traceback.
 
 A modal rather than a docked panel: the checklist, its evidence and the run form need the height
 of the screen at 80x24, and an item's ``enter`` closes it onto the row, as the full pair screen does.
+
+What the checklist lists (headings, items, their targets) is built in ``triage_checklist``
+(``TriageList``, ``Target``, ``Item`` are importable from here); this module is the screen:
+its layout, the triage and replay workers, going to a span.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -41,17 +44,24 @@ from textual.widgets import Button, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from tracetui.tui.formatting import visible
+from tracetui.tui.screens.triage_checklist import (
+    ITEMS_PER_STEP,
+    STATE_MARKS,
+    Item,
+    Target,
+    TriageList,
+    entries,
+    heading,
+    indented,
+)
 
 if TYPE_CHECKING:
     from tracetui.core.model import Trace
-    from tracetui.core.triage import TriageResult, Trial
-    from tracetui.tui.app import TraceTuiApp
+    from tracetui.core.triage import TriageResult
+    from tracetui.tui.host import PairHost
 
-STATE_MARKS = {"passed": "✓", "failed": "✗", "pending": "○", "skipped": "–"}
-"""Checklist mark of each step state (``tracetui.core.triage.Step.state``)."""
-
-ITEMS_PER_STEP = 200
-"""Findings or evidence listed per step at most; the rest are counted (``tracetui triage`` lists them all)."""
+__all__ = ["ITEMS_PER_STEP", "LLM_MODES", "MAX_TRIALS", "REPLAY_MODES", "STATE_MARKS", "Item", "RunCancelled", "Target",
+           "TriageList", "TriageScreen", "next_replay_path", "trace_ref"]
 
 MAX_TRIALS = 100
 """Largest K the panel accepts."""
@@ -90,55 +100,12 @@ def _same_run(a: Trace, b: Trace) -> bool:
     return a is b or (os.path.abspath(a.path) == os.path.abspath(b.path) and a.trace_id == b.trace_id)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where a checklist item leads.
-
-    Attributes:
-        span_id: The span, or None for a run-level fact (a header field, a count).
-        side: ``original`` or ``replay``: which trace holds ``span_id``.
-        trial: Index into the reproduction's trials when the span belongs to that trial's replay.
-        why: The item's text, said again when there is no span to go to.
-    """
-
-    span_id: str | None
-    side: str = "original"
-    trial: int | None = None
-    why: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One selectable line of the checklist (tests read these).
-
-    Attributes:
-        step: The step it belongs to (1, 2 or 3).
-        text: What the line says (plain).
-        target: Where ``enter`` goes.
-    """
-
-    step: int
-    text: str
-    target: Target
-
-
 class RunCancelled(Exception):
     """Raised from ``on_trial`` between trials when the user cancelled; carries the trials done."""
 
     def __init__(self, done: int) -> None:
         super().__init__(f"cancelled after trial {done}")
         self.done = done
-
-
-class TriageList(OptionList):
-    """The checklist: step headings (not selectable) and their items; enter goes to the item's span."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select", "Go to span", id="triage-jump",
-                tooltip="Close the panel with the cursor on this item's span"),
-        Binding("j", "cursor_down", "Down", show=False, id="triage-down", tooltip="Next item"),
-        Binding("k", "cursor_up", "Up", show=False, id="triage-up", tooltip="Previous item"),
-    ]
 
 
 class TriageScreen(ModalScreen["int | None"]):
@@ -217,7 +184,7 @@ class TriageScreen(ModalScreen["int | None"]):
         self._counts: tuple[int, int, str] = (0, 0, "")
 
     @property
-    def tui(self) -> TraceTuiApp:
+    def tui(self) -> PairHost:
         """The app (typed)."""
         return self.app  # type: ignore[return-value]
 
@@ -351,88 +318,23 @@ class TriageScreen(ModalScreen["int | None"]):
         for step in result.steps:
             if options:
                 options.append(None)  # separator
-            options.append(Option(self._heading(step.number, step.title, step.state, step.detail), disabled=True))
-            entries = self._entries(result, step.number)
-            for text, target in entries[:ITEMS_PER_STEP]:
+            options.append(Option(heading(step.number, step.title, step.state, step.detail, self._style), disabled=True))
+            items = entries(result, step.number, self._style)
+            for text, target in items[:ITEMS_PER_STEP]:
                 option_id = f"item-{len(self.items)}"
                 self.items.append(Item(step.number, text.plain, target))
                 self._option_targets[option_id] = target
-                options.append(Option(_indented(text), id=option_id))
-            if len(entries) > ITEMS_PER_STEP:
-                more = Text(f"… {len(entries) - ITEMS_PER_STEP:,} more (`tracetui triage ORIGINAL` lists them all)",
+                options.append(Option(indented(text), id=option_id))
+            if len(items) > ITEMS_PER_STEP:
+                more = Text(f"… {len(items) - ITEMS_PER_STEP:,} more (`tracetui triage ORIGINAL` lists them all)",
                             self._style("muted"))
-                options.append(Option(_indented(more), disabled=True))
+                options.append(Option(indented(more), disabled=True))
         lst = self.query_one(TriageList)
         lst.clear_options()
         lst.add_options(options)
         first = next((i for i, o in enumerate(lst.options) if not o.disabled), None)
         lst.highlighted = first
 
-    def _heading(self, number: int, title: str, state: str, detail: str) -> Table:
-        grid = Table.grid(expand=True, padding=(0, 1))
-        grid.add_column(width=3, no_wrap=True)
-        grid.add_column(ratio=1)
-        grid.add_column(no_wrap=True, justify="right")
-        style = self._style(state) if state in STATE_MARKS else Style()
-        grid.add_row(Text(f"{STATE_MARKS.get(state, '?')} {number}", style + Style(bold=True)),
-                     Text(visible(title), Style(bold=True)), Text(state, style + Style(bold=True)))
-        grid.add_row(Text(""), Text(visible(detail)), Text(""))
-        return grid
-
-    def _entries(self, result: TriageResult, step: int) -> list[tuple[Text, Target]]:
-        muted = self._style("muted")
-        out: list[tuple[Text, Target]] = []
-        if step == 1:
-            for f in result.replayability.findings:
-                t = Text()
-                t.append(f.severity, self._style("failed" if f.severity == "not_replayable" else "pending"))
-                t.append(f"  {_where(f.span_id, 'original')}", self._style("original"))
-                if f.field:
-                    t.append(f"  {visible(f.field)}", muted)
-                t.append(f"  {visible(f.reason)}")
-                out.append((t, Target(f.span_id, "original", None, f.reason)))
-        elif step == 2:
-            if result.reproduction is None:
-                t = Text("no replay yet: fill in the agent below and press r (or enter in the agent field)",
-                         self._style("pending"))
-                out.append((t, Target(None, why="form")))
-            else:
-                for i, trial in enumerate(result.reproduction.per_trial):
-                    out.append(self._trial_entry(i, trial))
-        else:
-            for e in result.evidence:
-                t = Text()
-                t.append(_where(e.span_id, e.side), self._style("replay" if e.side == "replay" else "original"))
-                t.append(f"  {visible(e.reason)}")
-                out.append((t, Target(e.span_id, e.side, self._trial_of(result, e.span_id, e.side), e.reason)))
-        return out
-
-    def _trial_entry(self, i: int, trial: Trial) -> tuple[Text, Target]:
-        t = Text()
-        if trial.reproduced:  # the failure came back
-            t.append("● reproduced", self._style("pending") + Style(bold=True))
-        else:
-            t.append("○ not reproduced", self._style("verdict") + Style(bold=True))
-        t.append(f"  {visible(trial.label)}", self._style("replay"))
-        t.append(f"  {visible(trial.reason)}")
-        first = trial.first
-        if first is None:
-            return t, Target(None, "replay", i, "this trial does not diverge from the original")
-        t.append(f"  · first divergence: {first.type.value}", self._style("muted"))
-        if first.replay is not None:
-            return t, Target(first.replay.span_id, "replay", i, trial.reason)
-        assert first.original is not None
-        return t, Target(first.original.span_id, "original", i, trial.reason)
-
-    @staticmethod
-    def _trial_of(result: TriageResult, span_id: str | None, side: str) -> int | None:
-        """The trial whose replay holds ``span_id`` (replay-side evidence), else None."""
-        if side != "replay" or span_id is None or result.reproduction is None:
-            return None
-        for i, trial in enumerate(result.reproduction.per_trial):
-            if any(s.span_id == span_id for s in trial.diff.replay.spans):
-                return i
-        return None
 
     # -- going to a span --------------------------------------------------------
 
@@ -637,19 +539,6 @@ class TriageScreen(ModalScreen["int | None"]):
     def _form_enabled(self, enabled: bool) -> None:
         for widget in self.query("#triage-form Input, #triage-form Select, #triage-form Button"):
             widget.disabled = not enabled
-
-
-def _indented(text: Text) -> Table:
-    """An item: ``▸`` then ``text``, wrapped under itself (a hanging indent)."""
-    grid = Table.grid(expand=True, padding=0)
-    grid.add_column(width=6, no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_row(Text("    ▸ "), text)
-    return grid
-
-
-def _where(span_id: str | None, side: str) -> str:
-    return f"{side} {visible(span_id)}" if span_id is not None else "run"
 
 
 def _one_line(text: str, limit: int = 600) -> str:

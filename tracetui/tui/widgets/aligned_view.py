@@ -5,22 +5,18 @@ renders only the visible rows, caches rendered strips in an LRU keyed by
 ``(row, width, cursor)``, and repaints only the two lines a cursor move
 touches, so it opens 100k rows as fast as 10.
 
-Row layout (cells)::
-
-    NNN▶ML original-side-label........... │ replay-side-label............. divergence_type
-    row mark M (~ changed, + replay only, - original only, blank equal);
-    ▶ only on the first divergence's row; L a reviewer label's mark (``LABEL_MARKS``), else blank
+Split by concern: ``aligned_layout`` (columns, marks, the header; its names are importable from
+here), ``aligned_rows`` (drawing a row, a mixin), ``aligned_finding`` (filters, folds, search,
+jumps, a mixin); this module holds the widget: its rows, bindings, cursor and messages.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, NamedTuple, Sequence
+from typing import TYPE_CHECKING, ClassVar, Sequence
 
-from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -29,130 +25,46 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 from textual.worker import get_current_worker
 
 from tracetui.core.errors import SourceChanged
-from tracetui.core.model import Span, SpanKind
+from tracetui.core.model import SpanKind
 from tracetui.tui import rowfilter
-from tracetui.tui.formatting import BADGE_WIDTH, KIND_BADGES, fit, span_label, visible
-from tracetui.tui.rowfilter import KIND_ORDER, count_in, match_spans
+from tracetui.tui.rowfilter import KIND_ORDER
 from tracetui.tui.search import SearchIndex
 from tracetui.tui.widgets.aligned_finding import FindingMixin
+from tracetui.tui.widgets.aligned_layout import (
+    CHANGED,
+    EQUAL,
+    EXTRA,
+    FIRST_MARK,
+    FOLD_MARK,
+    LABEL_MARKS,
+    MARKS,
+    MATCH_MARK,
+    MISSING,
+    SEPARATOR,
+    TYPE_COLUMN_MIN_WIDTH,
+    TYPE_WIDTH,
+    UNKNOWN_LABEL_MARK,
+    AlignedHeader,
+    ColumnLayout,
+    column_layout,
+    row_category,
+)
+from tracetui.tui.widgets.aligned_rows import RowsMixin
 
 if TYPE_CHECKING:
-    from tracetui.core.diff import Divergence, TraceDiff
+    from tracetui.core.diff import TraceDiff
 
-TYPE_WIDTH = 17
-"""Cells of the divergence-type column: ``len("decision_mismatch")``."""
-
-TYPE_COLUMN_MIN_WIDTH = 64
-"""Below this many cells the type column is dropped (the detail pane still names it)."""
-
-SEPARATOR = " │ "
-
-EQUAL, CHANGED, EXTRA, MISSING = "equal", "changed", "extra", "missing"
-"""Row categories: both sides equal; paired but different; replay only; original only."""
-
-MARKS = {EQUAL: " ", CHANGED: "~", EXTRA: "+", MISSING: "-"}
-"""Gutter mark of each row category."""
-
-FIRST_MARK = "▶"
-"""Drawn between the row number and the mark of the first divergence's row, so it stands out from the others."""
-
-MATCH_MARK = "•"
-"""Drawn in the same cell (when not the first divergence's) on a row matching the search whose labels, as drawn,
-do not show the term (it is in an argument or an output the label leaves out), or on a folded row whose hidden
-subtree holds a match."""
-
-FOLD_MARK = "▸"
-"""Starts the summary a folded row shows at the end of its label: ``▸ … N rows, M divergent``."""
-
-LABEL_MARKS = {
-    "acceptable_alternative": ("✓", "label-acceptable"),
-    "new_regression": ("✗", "label-regression"),
-    "fixture_mismatch": ("◆", "label-fixture"),
-    "insufficient_spec": ("?", "label-spec"),
-}
-"""Reviewer label (``tracetui.core.labels.LABELS``) -> (mark drawn after the row mark, component class suffix).
-
-One glyph per label, so the label reads without colour; the detail pane names it and shows the note."""
-
-UNKNOWN_LABEL_MARK = ("●", "label-spec")
-"""Mark of a label name this version does not know (a newer sidecar)."""
+__all__ = [
+    "CHANGED", "EQUAL", "EXTRA", "FIRST_MARK", "FOLD_MARK", "LABEL_MARKS", "MARKS", "MATCH_MARK", "MISSING",
+    "SEPARATOR", "TYPE_COLUMN_MIN_WIDTH", "TYPE_WIDTH", "UNKNOWN_LABEL_MARK", "AlignedHeader", "AlignedView",
+    "ColumnLayout", "column_layout", "row_category",
+]
 
 
-class ColumnLayout(NamedTuple):
-    """Cell widths of one aligned line (shared by the view and its header)."""
-
-    number: int
-    """Row-number column (right-aligned digits)."""
-    side: int
-    """Each side's label column."""
-    kind: int
-    """Divergence-type column, 0 when too narrow to show it."""
-    trailing: int
-    """Spare cells at the end of the line."""
-
-
-def column_layout(width: int, row_count: int) -> ColumnLayout:
-    """Split ``width`` cells into the aligned columns.
-
-    Args:
-        width: Content width in cells.
-        row_count: Number of rows (sizes the row-number column).
-    """
-    number = max(3, len(str(max(0, row_count - 1))))
-    kind = TYPE_WIDTH if width >= TYPE_COLUMN_MIN_WIDTH else 0
-    fixed = number + 3 + len(SEPARATOR) + (kind + 1 if kind else 0)
-    side = max(4, (width - fixed) // 2)
-    trailing = max(0, width - fixed - 2 * side)
-    return ColumnLayout(number, side, kind, trailing)
-
-
-def row_category(original: int | None, replay: int | None, divergence: Divergence | None) -> str:
-    """``extra`` (replay only), ``missing`` (original only), ``changed`` or ``equal``."""
-    if original is None:
-        return EXTRA
-    if replay is None:
-        return MISSING
-    return CHANGED if divergence is not None else EQUAL
-
-
-class AlignedHeader(Widget):
-    """The column titles above an ``AlignedView``, laid out with the same ``column_layout``."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._left = Text("original")
-        self._right = Text("replay")
-        self._rows = 0
-
-    def set_titles(self, left: Text, right: Text, row_count: int) -> None:
-        """Set both column titles (``Text``, never markup) and the row count."""
-        self._left, self._right, self._rows = left, right, row_count
-        self.refresh()
-
-    def render(self) -> Text:
-        layout = column_layout(self.content_region.width, self._rows)
-        line = Text(no_wrap=True, overflow="crop", end="")
-        line.append(" " * (layout.number + 3))
-        line.append_text(_fit_text(self._left, layout.side))
-        line.append(SEPARATOR)
-        line.append_text(_fit_text(self._right, layout.side))
-        if layout.kind:
-            line.append(" ")
-            line.append(fit("divergence", layout.kind))
-        return line
-
-
-def _fit_text(text: Text, width: int) -> Text:
-    out = text.copy()
-    out.truncate(width, overflow="ellipsis", pad=True)
-    return out
-
-
-class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=False):
+class AlignedView(FindingMixin, RowsMixin, ScrollView, can_focus=True, inherit_bindings=False):
     """Side-by-side aligned spans of a ``TraceDiff``; one terminal line per ``AlignedRow``.
 
     Attributes down (``set_diff``), messages up (``RowHighlighted`` on every
@@ -313,7 +225,7 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
         return self._labels
 
     def set_labels(self, labels: dict[int, str]) -> None:
-        """Mark labelled rows: ``{row: label name}`` (``tracetui.core.labels.LABELS``); replaces the previous marks."""
+        """Mark labelled rows: ``{row: label name}`` (``tracetui.core.diff.labels.LABELS``); replaces the previous marks."""
         if labels == self._labels:
             return
         self._labels = dict(labels)
@@ -637,171 +549,3 @@ class AlignedView(FindingMixin, ScrollView, can_focus=True, inherit_bindings=Fal
         self._step_match(1)
 
     # -- rendering ----------------------------------------------------------
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._palette = None
-        self._strips.clear()  # theme or CSS changed: cached strips carry stale styles
-
-    def _styles(self) -> dict[str, Style]:
-        """Rich styles of the component classes, split into background and foreground parts.
-
-        Full styles are read (so alpha backgrounds blend over the widget's own),
-        then split: ``bg:<name>`` carries only the background, ``fg:<name>``
-        only colour and text style, so layering never wipes an earlier colour.
-        """
-        if self._palette is None:
-            palette: dict[str, Style] = {"base": self.rich_style}
-            for name in self.COMPONENT_CLASSES:
-                full = self.get_component_rich_style(name)
-                part = name.removeprefix("aligned-view--")
-                palette[f"bg:{part}"] = Style(bgcolor=full.bgcolor)
-                palette[f"fg:{part}"] = Style(
-                    color=None if part == "first" else full.color,  # --first only restyles the row's own colour
-                    bold=full.bold, italic=full.italic, underline=full.underline, dim=full.dim, reverse=full.reverse,
-                )
-            self._palette = palette
-        return self._palette
-
-    def render_line(self, y: int) -> Strip:
-        line = int(self.scroll_offset.y) + y
-        row = self.row_at_line(line)
-        width = self.scrollable_content_region.width
-        if self._diff is None:
-            if line == 0 and self.placeholder:
-                style = self.rich_style + self._styles()["fg:number"]
-                return Strip([Segment(fit(" " + visible(self.placeholder), width), style)], width)
-            return Strip.blank(width, self.rich_style)
-        if row is None:
-            return Strip.blank(width, self.rich_style)
-        cursor = row == self.cursor_row
-        key = (row, width, cursor)
-        strip = self._strips.get(key)
-        if strip is None:
-            strip = self._render_row(row, width, cursor)
-            self._strips[key] = strip
-        return strip
-
-    def _render_row(self, row: int, width: int, cursor: bool) -> Strip:
-        assert self._diff is not None
-        st = self._styles()
-        aligned = self._diff.rows[row]
-        divergence = self._diff.row_divergence[row]
-        category = row_category(aligned.original, aligned.replay, divergence)
-        if category == MISSING and row in getattr(self._diff, "pending", ()):
-            category = EQUAL  # watch mode: the replay has not got there yet, nothing is missing
-        layout = column_layout(width, self._diff.rows_expected)
-
-        line = st["base"]
-        if category != EQUAL:
-            line = line + st[f"bg:{category}"]
-        if cursor:
-            line = line + st["bg:cursor"] + st["fg:cursor"]
-        accent = line + st[f"fg:{category}"] if category != EQUAL else line
-
-        is_first = row == self._first_row
-        original = self._diff.original.spans[aligned.original] if aligned.original is not None else None
-        replay = self._diff.replay.spans[aligned.replay] if aligned.replay is not None else None
-        label_tint = st[f"fg:{category}"] if category in (EXTRA, MISSING) else None
-        end = self._folds.get(row)
-        fold = self._fold_summary(row, end) if end is not None else None
-        term = self._highlight if self._highlight and self._is_match(row) else ""
-        left, left_shows = self._side(original, aligned.depth, layout.side, line, label_tint, term, fold)
-        right, right_shows = self._side(replay, aligned.depth, layout.side, line, label_tint, term,
-                                        fold if original is None else None)
-        # A match whose labels, as drawn, do not show the term (or a collapsed subtree holding matches).
-        marked = bool(term) and not (left_shows or right_shows)
-        if end is not None and self._highlight and count_in(self.search_matches, row + 1, end):
-            marked = True
-        match = line + st["bg:match"] + st["fg:match"]
-        if is_first:
-            first = Segment(FIRST_MARK, (match if marked else accent) + Style(bold=True))
-        else:
-            first = Segment(MATCH_MARK, match) if marked else Segment(" ", line)
-        segments = [
-            Segment(f"{row:>{layout.number}}", line + st["fg:number"]),
-            first,
-            Segment(MARKS[category], accent + Style(bold=True)),
-            self._label_mark(row, line),
-            *left,
-            Segment(SEPARATOR, line + st["fg:separator"]),
-            *right,
-        ]
-        if layout.kind:
-            name = divergence.type.value if divergence is not None else ""
-            style = accent + st["fg:first"] if is_first else accent
-            segments.append(Segment(" ", line))
-            segments.append(Segment(fit(name, layout.kind), style))
-        if layout.trailing:
-            segments.append(Segment(" " * layout.trailing, line))
-        return Strip(segments, width)
-
-    def _label_mark(self, row: int, line: Style) -> Segment:
-        label = self._labels.get(row)
-        if label is None:
-            return Segment(" ", line)
-        mark, cls = LABEL_MARKS.get(label, UNKNOWN_LABEL_MARK)
-        return Segment(mark, line + self._styles()[f"fg:{cls}"] + Style(bold=True))
-
-    def _is_match(self, row: int) -> bool:
-        matches = self.search_matches
-        i = bisect_left(matches, row)
-        return i < len(matches) and matches[i] == row
-
-    def _fold_summary(self, row: int, end: int) -> list[str]:
-        """What a collapsed row says about its subtree, longest first (the widest that fits is drawn)."""
-        rows = end - row - 1
-        divergent = count_in(self._divergent, row + 1, end)
-        return [f"{FOLD_MARK} … {rows:,} rows, {divergent:,} divergent", f"{FOLD_MARK} {rows:,} rows, {divergent:,} div",
-                f"{FOLD_MARK} {rows:,}", FOLD_MARK]
-
-    def _side(
-        self, span: Span | None, depth: int, width: int, line: Style, tint: Style | None, term: str = "",
-        fold: list[str] | None = None,
-    ) -> tuple[list[Segment], bool]:
-        """One side's cells: indent, kind badge, label (``term`` highlighted, ``fold`` summary at the end).
-
-        Returns:
-            The segments, and whether the label as drawn shows ``term``.
-        """
-        st = self._styles()
-        if span is None:
-            return [Segment(fit("", width), line + st["bg:absent"] + st["fg:absent"])], False
-        indent = min(depth * 2, width // 3)
-        badge_width = min(BADGE_WIDTH + 1, max(0, width - indent))
-        label_width = max(0, width - indent - badge_width)
-        kind_style = line + st[f"fg:kind-{span.kind.value}"]
-        label_style = line + (tint if tint is not None else Style())
-        if span.status.value == "error":
-            label_style = label_style + st["fg:error"]
-        segments = [
-            Segment(" " * indent, line),
-            Segment(fit(KIND_BADGES[span.kind], badge_width), kind_style),
-        ]
-        summary = ""
-        if fold is not None:
-            summary = next((f" {s}" for s in fold if len(s) + 1 <= label_width - 4), fold[-1][:label_width])
-        try:
-            label = span_label(span)
-        except SourceChanged as exc:  # a lazily read payload whose file was truncated or rewritten since
-            from tracetui.tui.notices import STALE_LABEL, say_source_changed
-
-            self.call_later(say_source_changed, self.app, exc)
-            label = f"{span.name}  {STALE_LABEL}"
-        text = fit(label, label_width - len(summary))
-        spans = match_spans(text, term) if term else []
-        if spans:
-            match = label_style + st["bg:match"] + st["fg:match"]
-            at = 0
-            for start, stop in spans:
-                if start > at:
-                    segments.append(Segment(text[at:start], label_style))
-                segments.append(Segment(text[start:stop], match))
-                at = stop
-            if at < len(text):
-                segments.append(Segment(text[at:], label_style))
-        else:
-            segments.append(Segment(text, label_style))
-        if summary:
-            segments.append(Segment(summary, line + st["fg:fold"]))
-        return segments, bool(spans)

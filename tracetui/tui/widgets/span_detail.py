@@ -26,12 +26,12 @@ from rich.text import Text
 from tracetui.core.errors import SourceChanged
 from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
-from tracetui.tui.widgets.aligned_view import LABEL_MARKS, UNKNOWN_LABEL_MARK
+from tracetui.tui.widgets.aligned_layout import LABEL_MARKS, UNKNOWN_LABEL_MARK
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
 if TYPE_CHECKING:
     from tracetui.core.diff import TraceDiff
-    from tracetui.core.labels import Label
+    from tracetui.core.diff.labels import Label
     from tracetui.core.model import Span
 
 VALUE_LINES = 2

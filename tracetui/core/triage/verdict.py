@@ -45,8 +45,8 @@ from tracetui.core.changes import DivergenceType
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
 from tracetui.core.model import Span, SpanKind, Status, Trace
-from tracetui.core.replayability import Replayability, assess
-from tracetui.core.report import run_changes
+from tracetui.core.triage.replayability import Replayability, assess
+from tracetui.core.diff.report import run_changes
 
 VERDICTS = ("not_replayable", "model_or_prompt", "variance", "data_or_integration", "code_or_config_change")
 SCHEMA_VERSION = 1

@@ -1,17 +1,17 @@
 """Where ``core.early``'s walk gets its spans: parsed here on first use, or sent by the replay's child.
 
 The walk asks for a span by index and parses it on first use, exactly as the index loader parses a
-line (``exact_record``: orjson, the one-``dumps`` check, ``_span_fast``, the loader's record). Two
+line (``exact_record``: orjson, the one-``dumps`` check, ``span_fast``, the loader's record). Two
 sources take work off this process, which also draws the TUI:
 
-- **The replay** (``_Streamed``): the child process parsing the replay for the whole read
+- **The replay** (``Streamed``): the child process parsing the replay for the whole read
   (``native_index.ForkedParse``) sends its spans as it goes; a span the child has not sent yet is
   waited for when the child is about to send it, else parsed here.
-- **The original** (``_Fed``, ``Feed``): during the early look the same child also parses the
+- **The original** (``Fed``, ``Feed``): during the early look the same child also parses the
   original's span lines in blocks of ``FEED_BLOCK``, keeping pace with its parse of the replay.
   Each block is parsed by one side: the first to claim it (``FeedState.claim``). The walk claims
   a block it needs that the child has not (and, while it waits for a replay span, the next ones
-  ahead: ``_Fed.work_ahead``); the child skips what the walk claimed. So the split follows the
+  ahead: ``Fed.work_ahead``); the child skips what the walk claimed. So the split follows the
   two processes' speeds: when the walk is ahead, it parses the original itself; when the child
   is, the walk only walks. Measured on the 100k pair (``benchmarks/bench_tui.py``), parsing the
   original's first 27.6k lines was 0.88 s of the walk's 1.29 s of CPU in this process, which
@@ -32,12 +32,12 @@ from typing import Any, Callable, Sized
 
 import orjson
 
-from tracetui.core.align import span_key
-from tracetui.core.lazyspan import LazySpan, PayloadFile, make_lazy
+from tracetui.core.diff.align import span_key
+from tracetui.core.readers.lazyspan import LazySpan, PayloadFile, make_lazy
 from tracetui.core.model import Span
-from tracetui.core.readers.native import _span_fast
-from tracetui.core.readers.native_index import _recorder
-from tracetui.core.structure import Structure, _GiveUp, _whole_lines
+from tracetui.core.readers.native import span_fast
+from tracetui.core.load.native_index import recorder
+from tracetui.core.load.structure import Structure, GiveUp, whole_lines
 
 __all__ = ["FEED_BLOCK", "Feed", "FeedState", "exact_record"]
 
@@ -55,20 +55,20 @@ NEAR = 256
 
 
 def exact_record(raw: bytes, lineno: int, off: int, record: Callable[..., tuple[Any, ...]]) -> tuple[Any, ...]:
-    """The index loader's record of one span line (``native_index._recorder``; layout: ``lazyspan.make_lazy``),
+    """The index loader's record of one span line (``native_index.recorder``; layout: ``lazyspan.make_lazy``),
     parsed as the loader's fast path parses it.
 
     Raises:
-        _GiveUp: the line is not the writer's own bytes (``orjson.dumps`` of what it parses to differs:
+        GiveUp: the line is not the writer's own bytes (``orjson.dumps`` of what it parses to differs:
             a key written twice, other spacing), or the loader's careful path would read it.
         orjson.JSONDecodeError: not JSON.
     """
     obj = orjson.loads(raw)
     if orjson.dumps(obj) != raw:
-        raise _GiveUp(f"line {lineno}: not the writer's own bytes")
-    s = _span_fast(obj, lineno)
+        raise GiveUp(f"line {lineno}: not the writer's own bytes")
+    s = span_fast(obj, lineno)
     if s is None:
-        raise _GiveUp(f"line {lineno}: the careful path would read it")
+        raise GiveUp(f"line {lineno}: the careful path would read it")
     return record(s, off, len(raw))
 
 
@@ -151,7 +151,7 @@ class Feed:
         try:
             if self._lines is None:
                 self._lines = _span_lines(self.src)
-                self._record = _recorder()
+                self._record = recorder()
                 self._stop_at = os.fstat(self.src.fd).st_size // 2
             target = replay_parsed + FEED_LEAD
             while state.on() and self._next < target:
@@ -197,7 +197,7 @@ def _span_lines(src: PayloadFile) -> Any:
     """The original's span lines in file order: ``(lineno, offset, bytes)``, blank lines and the first
     line (the header) left out, as the structure scan counts them."""
     lineno, header = 0, True
-    for buf, base, stop in _whole_lines(src, 0, os.fstat(src.fd).st_size):
+    for buf, base, stop in whole_lines(src, 0, os.fstat(src.fd).st_size):
         find, pos = buf.find, 0
         while pos < stop:
             end = find(b"\n", pos, stop)
@@ -213,7 +213,7 @@ def _span_lines(src: PayloadFile) -> Any:
 # -- this process's side ----------------------------------------------------------------------
 
 
-class _Spans(dict):  # type: ignore[type-arg]
+class Spans(dict):  # type: ignore[type-arg]
     """A file's spans by index (``int -> Span``), each parsed on first use (``__missing__``) exactly as
     the index loader parses it. A dict, so that a span asked for again costs a C-level lookup (the
     walk asks ~3 times a row); ``len`` is the number of spans parsed."""
@@ -221,8 +221,8 @@ class _Spans(dict):  # type: ignore[type-arg]
     def __init__(self, st: Structure, src: PayloadFile, limit: int) -> None:
         super().__init__()
         self.st, self.src, self.limit = st, src, limit
-        self.asked: Sized = self  # what counts against ``limit``: the spans the walk asked for (_Fed: its keys)
-        self._record = _recorder()
+        self.asked: Sized = self  # what counts against ``limit``: the spans the walk asked for (Fed: its keys)
+        self._record = recorder()
         self._block, self._block_at = b"", 0
 
     def __missing__(self, i: int) -> Span:
@@ -242,7 +242,7 @@ class _Spans(dict):  # type: ignore[type-arg]
         if type(i) is not int or not 0 <= i < len(self.st.parents):
             raise IndexError(i)
         if len(self.asked) >= self.limit:
-            raise _GiveUp("too many spans read")
+            raise GiveUp("too many spans read")
         st = self.st
         off, ln = st.offsets[i], st.lengths[i]
         rec = exact_record(self._line(off, ln), st.linenos[i], off, self._record)
@@ -250,7 +250,7 @@ class _Spans(dict):  # type: ignore[type-arg]
         return span
 
 
-class _Fed(_Spans):
+class Fed(Spans):
     """The original's spans by index: the blocks (``FEED_BLOCK``) the child claimed as it sends them (``Feed``),
     the rest parsed here. A block the child has started is waited for; one it has not is taken over.
 
@@ -305,7 +305,7 @@ class _Fed(_Spans):
                     for i in range(b * FEED_BLOCK, min((b + 1) * FEED_BLOCK, len(self.st.parents))):
                         if i not in self:
                             self._parse(i)
-                except Exception:  # noqa: BLE001 - _GiveUp, a bad line: left to the walk
+                except Exception:  # noqa: BLE001 - GiveUp, a bad line: left to the walk
                     self.feeding = False
                     return False
                 return True
@@ -321,13 +321,13 @@ class _Fed(_Spans):
             self.feeding = False
             return False
         if len(self.asked) >= self.limit:
-            raise _GiveUp("too many spans read")
+            raise GiveUp("too many spans read")
         for k, s in enumerate(spans):
             self.setdefault(first + k, s)  # a span parsed here in a race stays
         return True
 
 
-class _Streamed(_Spans):
+class Streamed(Spans):
     """The replay's spans by index: as the child process parsing it sends them (``ForkedParse``),
     or parsed here when the walk needs one the child is not about to send (a root's children are
     spread over the whole file; and the walk may start ahead of the child)."""
@@ -336,7 +336,7 @@ class _Streamed(_Spans):
         super().__init__(st, src, limit)
         self.stream, self.state = stream, state
         self._got: list[Span] = []  # the stream's list of the run's spans (it grows in place)
-        self.ahead: Callable[[], bool] | None = None  # work to do while waiting (_Fed.work_ahead)
+        self.ahead: Callable[[], bool] | None = None  # work to do while waiting (Fed.work_ahead)
 
     def _wait(self, i: int) -> list[Span]:
         """The stream's spans once the ``i``-th has come (or the stream ended), working ahead meanwhile."""
@@ -361,20 +361,20 @@ class _Streamed(_Spans):
                 if len(got) <= i:
                     return self._parse(i)
         if len(self.asked) >= self.limit:
-            raise _GiveUp("too many spans read")
+            raise GiveUp("too many spans read")
         span: Span = got[i]
         if type(span) is not LazySpan:  # the careful path read it (a duplicate key...): as _parse, give up
-            raise _GiveUp(f"line {span.line}: read by the careful path")
+            raise GiveUp(f"line {span.line}: read by the careful path")
         if span.line != self.st.linenos[i]:  # a line skipped by the parse (damaged): indices moved
-            raise _GiveUp("span indices differ from the scan")
+            raise GiveUp("span indices differ from the scan")
         self[i] = span
         return span
 
 
-class _Keys(dict):  # type: ignore[type-arg]
+class Keys(dict):  # type: ignore[type-arg]
     """``span_key`` of a side's spans by index (``int -> key``), parsed on first use (``__missing__``)."""
 
-    def __init__(self, spans: _Spans) -> None:
+    def __init__(self, spans: Spans) -> None:
         super().__init__()
         self.spans = spans
 

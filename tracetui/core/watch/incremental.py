@@ -2,7 +2,7 @@
 
 ``LiveDiff._update_full`` (the definition of the result) clones every replay span, adds
 placeholders, runs ``finish_spans`` and ``diff_traces`` and lays all rows into slots again.
-``_Engine`` gives the same ``LiveTraceDiff`` (tests/core/test_watch_incremental.py compares the
+``Engine`` gives the same ``LiveTraceDiff`` (tests/core/test_watch_incremental.py compares the
 two at every step) while keeping, between updates:
 
 - the replay's spans: each cloned once, with its ``span_key``, in children lists per parent and in
@@ -13,8 +13,8 @@ two at every step) while keeping, between updates:
   (``align`` aligns sibling lists level by level), so a node whose replay span gained no
   descendant, and that sits at the same depth with the same partner, is copied as one slice of
   those arrays; only the nodes above new spans (and the placeholders) have their children aligned
-  again (``align._align_lists``, the library's own);
-- the comparison verdict of each pair and one-sided span (``compare_pair``, ``_one_sided``);
+  again (``align.align_lists``, the library's own);
+- the comparison verdict of each pair and one-sided span (``compare_pair``, ``one_sided``);
 - the slot of each row, and the rows in slot order: only the rows of re-aligned nodes are built
   again, unless the replay's span indices shifted (a span written with a ``seq`` below others,
   or the placeholders changed: the writer's order, children first), then all rows are rebuilt by
@@ -36,23 +36,23 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from itertools import compress
 from operator import is_
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import Any, Hashable
 
-from tracetui.core.align import AlignedRow, _align_lists, _Side, _wraps, prepare, span_key
-from tracetui.core.compare import OUTPUT, compare_pair, field_side, screen_pairs
-from tracetui.core.diff import Divergence, _one_sided
-from tracetui.core.model import Span, Status, Trace
-
-if TYPE_CHECKING:
-    from tracetui.core.watch import LiveDiff, LiveTraceDiff, ReplaySnapshot
+from tracetui.core.diff import Divergence
+from tracetui.core.diff.align import AlignedRow, Side, align_lists, prepare, span_key, wraps
+from tracetui.core.diff.compare import OUTPUT, compare_pair, field_side, screen_pairs
+from tracetui.core.diff.trace_diff import one_sided
+from tracetui.core.model import PLACEHOLDER, Span, Status, Trace
+from tracetui.core.watch.common import LiveTraceDiff, clone_span, placeholder_plan
+from tracetui.core.watch.tail import ReplaySnapshot, trace_id_of
 
 _Id = Hashable  # a replay span's id in the engine: its file index (int), or ("ph", parent id, is top)
 
 
-class _Engine:
+class Engine:
     """The incremental state of one ``LiveDiff`` (see the module docstring). Not thread-safe."""
 
-    def __init__(self, live: LiveDiff) -> None:
+    def __init__(self, live: Any) -> None:  # live: the watch.live.LiveDiff whose state this keeps
         self.live = live
         ospans = live.original.spans
         self.ospans = ospans
@@ -60,7 +60,7 @@ class _Engine:
         if live._side is None:  # prepared once, shared with the full path (LiveDiff._update_full)
             live._side = prepare(ospans)
         side = live._side
-        a = _Side.__new__(_Side)  # its own group cache: interned against this engine's table
+        a = Side.__new__(Side)  # its own group cache: interned against this engine's table
         a.spans, a.keys, a.children, a.roots, a.acyclic = side.spans, side.keys, side.children, side.roots, side.acyclic
         a._groups, a._texts = {}, {}
         self.a = a
@@ -86,7 +86,7 @@ class _Engine:
         self.real: list[Span] = []  # the clones in that order
         self.fids: list[int] = []  # their file indices
         self.tainted = False
-        b = _Side.__new__(_Side)
+        b = Side.__new__(Side)
         b.spans, b.keys, b.children, b.roots, b.acyclic = {}, {}, None, None, True
         b._groups, b._texts = {}, {}
         self.b = b
@@ -107,12 +107,11 @@ class _Engine:
 
     def _take(self, batch: list[Span]) -> set[int] | None:
         """Add new spans; the file indices whose subtree changed, or None (the full path is needed)."""
-        from tracetui.core.watch import _clone
 
         clones, by_id, b = self.clones, self.by_id, self.b
         fresh: list[int] = []
         for s in batch:
-            c = _clone(s)
+            c = clone_span(s)
             sid = c.span_id
             if type(c.seq) is not int or c.seq < 0 or sid is None or sid in by_id or sid == c.parent_id:
                 return None
@@ -182,7 +181,6 @@ class _Engine:
         """``LiveDiff._with_placeholders``' spans from the table of missing parents
         (``watch.placeholder_plan``): (spans, ids, children of each), in the plan's order (``seq``
         not going down)."""
-        from tracetui.core.watch import PLACEHOLDER, placeholder_plan
 
         missing, orph, clones = self.missing, self.orph, self.clones
         if not missing:
@@ -236,7 +234,6 @@ class _Engine:
         return self._diff(snapshot, path, dirty)
 
     def _diff(self, snapshot: ReplaySnapshot, path: str, dirty: set[int]) -> LiveTraceDiff:
-        from tracetui.core.watch import PLACEHOLDER, LiveTraceDiff, _trace_id
 
         live, a, b, clones = self.live, self.a, self.b, self.clones
         ospans = self.ospans
@@ -341,7 +338,7 @@ class _Engine:
             else:
                 v = ro_v.get(x)  # type: ignore[arg-type]
                 if v is None:
-                    v = ro_v[x] = _one_sided(clones[x], original=False)  # type: ignore[index]
+                    v = ro_v[x] = one_sided(clones[x], original=False)  # type: ignore[index]
             f_slot.append(slot_of_o[o] if o is not None else -1)
             f_v.append(v)
             visited.append(pos)
@@ -353,7 +350,7 @@ class _Engine:
             if oc is None and rc is None:
                 return None
             if oc is not None and rc is not None:
-                return _align_lists(oc, rc, a, b, self.intern)  # type: ignore[arg-type]
+                return align_lists(oc, rc, a, b, self.intern)  # type: ignore[arg-type]
             if oc is not None:
                 return [(c, None) for c in oc]
             return [(None, c) for c in rc]  # type: ignore[union-attr]
@@ -365,19 +362,19 @@ class _Engine:
             rbspan = b.spans[rb]
             if ospans[ra].kind is rbspan.kind:
                 stack.append((iter([(ra, rb)]), 0, -1))
-            elif _wraps(a, ra, rbspan):
+            elif wraps(a, ra, rbspan):
                 pos = emit(ra, None, 0)
                 special = (ra, None)
-                stack.append((iter(_align_lists(a.children[ra] or [], [rb], a, b, self.intern)), 1, pos))
+                stack.append((iter(align_lists(a.children[ra] or [], [rb], a, b, self.intern)), 1, pos))
             else:
                 kb = bkids(rb)
                 oroot = ospans[ra]
                 if kb and any(b.spans[k].kind is oroot.kind and b.spans[k].name == oroot.name for k in kb):
                     pos = emit(None, rb, 0)
                     special = (None, rb)
-                    stack.append((iter(_align_lists([ra], kb, a, b, self.intern)), 1, pos))
+                    stack.append((iter(align_lists([ra], kb, a, b, self.intern)), 1, pos))
         if not stack:
-            stack.append((iter(_align_lists(a.roots, broots, a, b, self.intern)), 0, -1))
+            stack.append((iter(align_lists(a.roots, broots, a, b, self.intern)), 0, -1))
         while stack:
             it, depth, parent = stack[-1]
             for o, x in it:
@@ -489,7 +486,7 @@ class _Engine:
             if x is None:
                 v = oo_v.get(o)  # type: ignore[arg-type]
                 if v is None:
-                    v = oo_v[o] = _one_sided(ospans[o], original=True)  # type: ignore[index]
+                    v = oo_v[o] = one_sided(ospans[o], original=True)  # type: ignore[index]
             else:
                 v = f_v[n]
             dtype, fields = v
@@ -512,7 +509,7 @@ class _Engine:
         self.special = special
         self.oo, self.pr = oo, pr
         replay = Trace(spans=replay_spans, header=dict(snapshot.header), path=path, format=snapshot.format,
-                       trace_id=_trace_id(snapshot.header), issues=list(snapshot.issues))
+                       trace_id=trace_id_of(snapshot.header), issues=list(snapshot.issues))
         return LiveTraceDiff(
             original=live.original, replay=replay, rows=list(s_row), row_divergence=row_divergence,
             divergences=divergences, divergent_rows=sorted(d.row for d in divergences),

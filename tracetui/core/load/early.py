@@ -12,7 +12,7 @@ by reading only what precedes it:
 2. **The alignment walk**, ``align.walk_rows``, the generator that ``align``
    itself consumes, over sides whose spans and keys are parsed on first use (the
    same exact per-line parse as the index loader: orjson, the one-``dumps`` check,
-   ``_span_fast``, span key and payload signature; ``core.early_spans``: with a
+   ``span_fast``, span key and payload signature; ``core.early_spans``: with a
    child process, the replay's spans and half of the original's come from it). Each row is compared as
    ``diff_traces`` compares it, and the divergence events are taken in the order
    that defines the first divergence (docs/format.md: input-side divergences where
@@ -48,24 +48,24 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Sequence
 
-
-from tracetui.core.align import AlignedRow, prepared_side, walk_rows
-from tracetui.core.compare import OUTPUT, field_side
 from tracetui.core.diff import Divergence, TraceDiff, row_divergence
-from tracetui.core.early_spans import _Fed, _Keys, _Spans, _Streamed
-from tracetui.core.lazyspan import PayloadFile
-from tracetui.core.model import Span, Trace
-from tracetui.core.structure import (  # re-exported: the scan was part of this module
+from tracetui.core.diff.align import AlignedRow, prepared_side, walk_rows
+from tracetui.core.diff.compare import OUTPUT, field_side
+from tracetui.core.load import native_index as ni
+from tracetui.core.load.early_spans import Feed, FeedState, Fed, Keys, Spans, Streamed
+from tracetui.core.load.structure import (  # re-exported: the scan was part of this module
+    GiveUp,
+    Meet,
     Structure,
-    _GiveUp,
-    _join,
-    _scan,
-    _scan_head,
-    _Tail,
+    Tail,
+    join_scans,
+    scan_head,
+    scan_or_give_up,
     scan_pair_tail,
     scan_structure,
-    start_stream,
 )
+from tracetui.core.model import Span, Trace
+from tracetui.core.readers.lazyspan import PayloadFile
 
 __all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff",
            "scan_pair_tail", "scan_structure", "start_stream"]
@@ -153,7 +153,7 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
     gc.disable()  # as the loader: no cycles here, and collections over the spans read would dominate
     try:
         return _early(original, replay, stream, context, max_share, known, tick)
-    except (_GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
+    except (GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
         return None
     finally:
         feed = getattr(stream, "early_feed", None)
@@ -166,11 +166,11 @@ def early_diff(original: PayloadFile, replay: PayloadFile, *, stream: Any = None
 def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_share: float,
            known: dict[int, Span] | None, tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
     if stream is None:
-        fo, fr = _scan(osrc, tick), scan_structure(rsrc)
+        fo, fr = scan_or_give_up(osrc, tick), scan_structure(rsrc)
     else:
         # The original's scan is shared with the child (core.structure.Meet): this thread scans from
         # the start, the child, once the replay is scanned, from a cut ahead of it to the end.
-        head = _scan_head(osrc, tick, getattr(stream, "early_meet", None))
+        head = scan_head(osrc, tick, getattr(stream, "early_meet", None))
         got = stream.prelude()
         if type(got) is not tuple or len(got) != 3:
             return None
@@ -178,8 +178,8 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
         stopped, size = head[4], os.fstat(osrc.fd).st_size
         if stopped == size:
             fo = head[0]  # read to the end here (the cut came too late): the child's part unused
-        elif stopped == cut and type(tail) is _Tail:
-            fo = _join(head, tail)
+        elif stopped == cut and type(tail) is Tail:
+            fo = join_scans(head, tail)
         else:
             return None
     if type(fr) is not Structure:
@@ -187,9 +187,9 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
     lo, lr = (max(64, int(len(f.parents) * max_share)) for f in (fo, fr))
     feed = getattr(stream, "early_feed", None)
     state = feed.state if feed is not None else None
-    so = _Fed(fo, osrc, lo, stream, state) if state is not None else _Spans(fo, osrc, lo)
-    sr = _Streamed(fr, rsrc, lr, stream, state) if stream is not None else _Spans(fr, rsrc, lr)
-    if type(so) is _Fed and type(sr) is _Streamed:
+    so = Fed(fo, osrc, lo, stream, state) if state is not None else Spans(fo, osrc, lo)
+    sr = Streamed(fr, rsrc, lr, stream, state) if stream is not None else Spans(fr, rsrc, lr)
+    if type(so) is Fed and type(sr) is Streamed:
         sr.ahead = so.work_ahead
     try:
         return _walk(fo, fr, so, sr, context, tick)
@@ -198,9 +198,9 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
             known.update((s._off, s) for s in so.values())  # type: ignore[attr-defined]
 
 
-def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int,
+def _walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
           tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
-    ka, kb = _Keys(so), _Keys(sr)
+    ka, kb = Keys(so), Keys(sr)
     so.asked, sr.asked = ka, kb  # the limit counts what the walk asked for (a key per span), not what is held
     a = prepared_side(so, ka, fo.parents)
     b = prepared_side(sr, kb, fr.parents)
@@ -275,7 +275,7 @@ def _walk(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, context: int,
     return _result(fo, fr, so, sr, rows, found, first)
 
 
-def _result(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, rows: list[AlignedRow],
+def _result(fo: Structure, fr: Structure, so: Spans, sr: Spans, rows: list[AlignedRow],
             found: list[tuple[int, Any, Any]], first: tuple[int, int, Any, Any]) -> EarlyTraceDiff:
     """The walked rows as a ``TraceDiff`` over compact span lists (the rows' spans, in row order)."""
     # Each span sits in exactly one row (align's contract): the rows' spans in row order, no repeats.
@@ -311,3 +311,20 @@ def _result(fo: Structure, fr: Structure, so: _Spans, sr: _Spans, rows: list[Ali
     return EarlyTraceDiff(original=o_trace, replay=r_trace, rows=out_rows, row_divergence=row_div,
                           divergences=divs, divergent_rows=[n for n, _, _ in found],
                           spans_read=(len(so), len(sr)), spans_total=(len(fo.parents), len(fr.parents)))
+
+
+def start_stream(original: PayloadFile, replay: PayloadFile, *, cut: int = 0, feed: bool = True) -> Any:
+    """Start the child process that parses ``replay`` (``native_index.fork_parse``), its prelude the
+    replay's structure scan and the end of the original's (``scan_pair_tail``), for
+    ``early_diff(stream=)``; None when no process can be started. The caller scans the original
+    from its start meanwhile; the two meet where ``Meet`` says (kept as the child's ``early_meet``;
+    ``cut``: a line start fixed beforehand, for tests). With ``feed``, the child also parses the
+    original's early spans, half of them, while the early look runs (``early_spans.Feed``)."""
+    if not ni.can_fork():
+        return None
+    meet = Meet(cut)
+    fed = Feed(original, FeedState(os.fstat(original.fd).st_size)) if feed else None
+    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, meet), feed=fed)
+    if child is not None:
+        child.early_meet = meet
+    return child

@@ -1,8 +1,8 @@
 """The diff of two runs: aligned rows, one divergence per row, the first divergence.
 
 ``diff_traces(original, replay)`` aligns the two span trees
-(``tracetui.core.align``), compares every pair semantically
-(``tracetui.core.compare``), and orders the divergences by the original run's
+(``tracetui.core.diff.align``), compares every pair semantically
+(``tracetui.core.diff.compare``), and orders the divergences by the original run's
 execution order (docs/format.md, "Divergence order and the first divergence").
 """
 
@@ -14,8 +14,8 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Container, Sequence
 
-from tracetui.core.align import AlignedRow, align_with_same_keys
-from tracetui.core.compare import (
+from tracetui.core.diff.align import AlignedRow, align_with_same_keys
+from tracetui.core.diff.compare import (
     ABSENT,
     OUTPUT,
     DivergenceType,
@@ -25,9 +25,9 @@ from tracetui.core.compare import (
     one_sided_fields,
     screen_pairs,
 )
-from tracetui.core.lazyspan import LazySpan
+from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.model import Span, SpanKind, Trace
-from tracetui.core.readers import promote_young_objects
+from tracetui.core.readers.gc_paused import promote_young_objects
 
 __all__ = [
     "ABSENT",
@@ -135,7 +135,7 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
         The ``TraceDiff``. Unpaired tool/retrieval spans are ``unrecorded_call``
         (replay only) / ``missing_call`` (original only); other kinds
         ``extra_span`` / ``missing_span``. Paired spans diverge by the policy
-        of ``tracetui.core.compare``.
+        of ``tracetui.core.diff.compare``.
 
     The cyclic garbage collector is paused while the rows are built: they hold
     no cycles, and full collections over two loaded traces would dominate.
@@ -172,9 +172,9 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
             if dtype is not None:
                 found.append((n, dtype, fields))
         elif o is not None:
-            found.append((n, *_one_sided(ospans[o], original=True)))
+            found.append((n, *one_sided(ospans[o], original=True)))
         elif r is not None:
-            found.append((n, *_one_sided(rspans[r], original=False)))
+            found.append((n, *one_sided(rspans[r], original=False)))
     row_divergence: list[Divergence | None] = [None] * len(rows)
     divergences: list[Divergence] = []
     n_out = sum(1 for _, dtype, _ in found if field_side(dtype) == OUTPUT)
@@ -207,7 +207,7 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
     )
 
 
-def _one_sided(span: Span, *, original: bool) -> tuple[DivergenceType, tuple[FieldChange, ...]]:
+def one_sided(span: Span, *, original: bool) -> tuple[DivergenceType, tuple[FieldChange, ...]]:
     """The divergence of a span without counterpart: a call (tool, retrieval) or another span."""
     if original:
         dtype = DivergenceType.MISSING_CALL if span.kind in _CALL_KINDS else DivergenceType.MISSING_SPAN
@@ -235,9 +235,9 @@ def row_divergence(originals: Sequence[Span], replays: Sequence[Span], o: int | 
         dtype, fields = compare_pair(a, b, same_key)
         return None if dtype is None else (dtype, fields)
     if o is not None:
-        return _one_sided(originals[o], original=True)
+        return one_sided(originals[o], original=True)
     if r is not None:
-        return _one_sided(replays[r], original=False)
+        return one_sided(replays[r], original=False)
     return None
 
 

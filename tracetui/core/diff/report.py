@@ -10,7 +10,7 @@ Shape (``schema_version`` 1)::
      "divergences": [DIVERGENCE, ...],          # in the original's execution order
      "counts": {"args_mismatch": 1, ...},       # by type, only types that occur
      "run_changes": [{"path", "original", "replay"}, ...],  # header fields that differ
-     "labels_file": null | PATH,                # the replay's reviewer labels (tracetui.core.labels)
+     "labels_file": null | PATH,                # the replay's reviewer labels (tracetui.core.diff.labels)
      "unmatched_labels": [LABEL, ...]}          # labels of the sidecar that match no divergence
 
 ``run_changes`` compares the run headers' inputs (``RUN_FIELDS``: code and
@@ -37,11 +37,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping
 
-from tracetui.core.compare import ABSENT, FieldChange
+from tracetui.core.diff.compare import ABSENT, FieldChange
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
-    from tracetui.core.labels import Label
+    from tracetui.core.diff.labels import Label
     from tracetui.core.model import Span, Trace
 
 SCHEMA_VERSION = 1
@@ -143,12 +143,12 @@ def diff_report(diff: TraceDiff, *, labels: Mapping[str, Label] | None = None, l
 
     Args:
         diff: The diff.
-        labels: The replay's reviewer labels by key (``tracetui.core.labels.load_labels``): each
+        labels: The replay's reviewer labels by key (``tracetui.core.diff.labels.load_labels``): each
             divergence whose ``divergence_key`` has one gets ``"label"``; the others are
             ``unmatched_labels``.
         labels_file: The sidecar they came from, reported as ``labels_file``.
     """
-    from tracetui.core.labels import label_record, labels_for
+    from tracetui.core.diff.labels import label_record, labels_for
 
     o_ids = {s.span_id: s for s in diff.original.spans}
     r_ids = {s.span_id: s for s in diff.replay.spans}

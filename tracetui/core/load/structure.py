@@ -4,9 +4,9 @@
 One regex match per line on the fixed head the writer puts first (``native.span_to_obj``'s key
 order: ``{"span_id":…,"parent_id":…,"seq":N,``), the ``\\n`` search in C, one reused buffer read
 into with ``preadv``; ~0.35 s of CPU per 100k lines (416 MB). Anything off that layout gives up
-(``_GiveUp``; ``scan_structure`` returns None). With a child process (``start_stream``), the
+(``GiveUp``; ``scan_structure`` returns None). With a child process (``early.start_stream``), the
 child scans the replay and the end of the original, the caller the start of the original, and
-``_join`` checks the two parts as one scan checks the whole (docs/performance.md).
+``join_scans`` checks the two parts as one scan checks the whole (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from tracetui.core.lazyspan import PayloadFile
+from tracetui.core.readers.lazyspan import PayloadFile
 from tracetui.core.readers.base import RunSpans
-from tracetui.core.readers.native import _header
+from tracetui.core.readers.native import read_header
 
-__all__ = ["APP_SHARE", "Meet", "Structure", "scan_pair_tail", "scan_structure", "start_stream"]
+__all__ = ["APP_SHARE", "GiveUp", "Meet", "Structure", "Tail", "join_scans", "scan_head", "scan_or_give_up", "scan_pair_tail",
+           "scan_structure", "whole_lines"]
 
 _HEAD = re.compile(rb'\{"span_id":"([^"\\]+)","parent_id":(?:null|"([^"\\]+)"),"seq":(0|[1-9][0-9]{0,17}),', re.M)
 """The head every span line of the writer starts with (``native.span_to_obj``'s key order).
 Escaped ids do not match (rare; the early path then gives up)."""
 
 
-class _GiveUp(Exception):
+class GiveUp(Exception):
     """The early path cannot prove its answer for this pair; the caller waits for the whole diff."""
 
 
@@ -64,33 +65,33 @@ def scan_structure(src: PayloadFile, tick: Callable[[], object] | None = None) -
     ``mmap``: a mapping's pages would count in the process's resident memory). ``tick`` is called
     every 8,192 lines (an exception it raises ends the scan: None)."""
     try:
-        return _scan(src, tick)
-    except (_GiveUp, Exception):  # noqa: BLE001 - optional: the caller reads the whole file
+        return scan_or_give_up(src, tick)
+    except (GiveUp, Exception):  # noqa: BLE001 - optional: the caller reads the whole file
         return None
 
 
 _SCAN_CHUNK = 1 << 20
 
 
-def _scan(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structure:
-    return _scan_head(src, tick)[0]
+def scan_or_give_up(src: PayloadFile, tick: Callable[[], object] | None = None) -> Structure:
+    return scan_head(src, tick)[0]
 
 
-def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
+def scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
                meet: Meet | None = None) -> tuple[Structure, dict[bytes, int], int, int, int]:
     """The scan from the start: of the whole file, or with ``meet`` up to where the child's scan starts
     (``Meet``). The structure, the span ids by index, the last seq, the number of lines read (for
-    ``_join``) and the byte where it stopped (the file's size: it read to the end)."""
+    ``join_scans``) and the byte where it stopped (the file's size: it read to the end)."""
     size = os.fstat(src.fd).st_size
     if size == 0 or src.read(size - 1, 1) != b"\n":
-        raise _GiveUp("no newline at the end")
+        raise GiveUp("no newline at the end")
     f: Structure | None = None
     index: dict[bytes, int] = {}  # span id as written -> index
     setdefault, get = index.setdefault, index.get
     match = _HEAD.match
     lineno, last_seq, n = 0, 0, 0
     reached = [size]
-    for buf, base, stop in _whole_lines(src, 0, size, meet, reached):
+    for buf, base, stop in whole_lines(src, 0, size, meet, reached):
         find = buf.find
         pos = 0
         while pos < stop:
@@ -102,9 +103,9 @@ def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
             if f is None:  # the header
                 obj = orjson.loads(bytes(buf[pos:end]))
                 if type(obj) is not dict or "schema" not in obj or "span_id" in obj:
-                    raise _GiveUp("no header")
+                    raise GiveUp("no header")
                 run = RunSpans(trace_id=None)
-                _header(obj, run, [run], src.path, 1, [])
+                read_header(obj, run, [run], src.path, 1, [])
                 f = Structure(obj, run.trace_id)
                 append_off, append_len, append_line, append_parent = (
                     f.offsets.append, f.lengths.append, f.linenos.append, f.parents.append)
@@ -112,17 +113,17 @@ def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
                 continue
             m = match(buf, pos, end)
             if m is None:
-                raise _GiveUp(f"line {lineno}: not the writer's span head")
+                raise GiveUp(f"line {lineno}: not the writer's span head")
             sid, parent, seq_b = m.group(1, 2, 3)
             seq = int(seq_b)
             if seq < last_seq or setdefault(sid, n) != n:
-                raise _GiveUp(f"line {lineno}: seq going down or a duplicate id")
+                raise GiveUp(f"line {lineno}: seq going down or a duplicate id")
             if parent is None:
                 append_parent(-1)
             else:
                 p = get(parent, n)
                 if p == n:
-                    raise _GiveUp(f"line {lineno}: parent not earlier")
+                    raise GiveUp(f"line {lineno}: parent not earlier")
                 append_parent(p)
             last_seq = seq
             append_off(base + pos)
@@ -133,14 +134,14 @@ def _scan_head(src: PayloadFile, tick: Callable[[], object] | None = None,
             if tick is not None and not n & 8191:
                 tick()
     if f is None:
-        raise _GiveUp("no header")
+        raise GiveUp("no header")
     return f, index, last_seq, lineno, reached[0]
 
 
 _preadv = getattr(os, "preadv", None)
 
 
-def _whole_lines(src: PayloadFile, start: int, end: int, meet: Meet | None = None,
+def whole_lines(src: PayloadFile, start: int, end: int, meet: Meet | None = None,
                  reached: list[int] | None = None) -> Iterator[tuple[bytearray, int, int]]:
     """The bytes ``start..end`` of a file (``start`` and ``end`` line starts, or ``end`` its size) as
     successive ``(buf, base, n)``: ``buf[:n]`` is whole lines, each ending with ``\\n``, at file offset
@@ -173,7 +174,7 @@ def _whole_lines(src: PayloadFile, start: int, end: int, meet: Meet | None = Non
             got = len(more)
             buf[have:have + got] = more
         if got <= 0:
-            raise _GiveUp("the file shrank while read")
+            raise GiveUp("the file shrank while read")
         have += got
         cut = buf.rfind(b"\n", 0, have) + 1
         if cut == 0:
@@ -183,7 +184,7 @@ def _whole_lines(src: PayloadFile, start: int, end: int, meet: Meet | None = Non
         buf[:rest] = buf[cut:have]  # the start of a line, continued by the next read
         base, have = base + cut, rest
     if base < end:
-        raise _GiveUp("no newline at the end")
+        raise GiveUp("no newline at the end")
 
 
 class Meet:
@@ -253,10 +254,10 @@ def _line_start(src: PayloadFile, at: int) -> int:
 
 
 @dataclass(slots=True)
-class _Tail:
+class Tail:
     """The child's scan of the original from ``start`` (a line start) to its end: each span line's
     byte range, line number counted from ``start`` (1: the line at ``start``), ``span_id``,
-    ``parent_id`` (None: a root) and ``seq``, as written; ``_join`` checks them as ``_scan`` would."""
+    ``parent_id`` (None: a root) and ``seq``, as written; ``join_scans`` checks them as ``scan_or_give_up`` would."""
 
     start: int
     offsets: array = field(default_factory=lambda: array("q"))
@@ -267,16 +268,16 @@ class _Tail:
     seqs: list[int] = field(default_factory=list)
 
 
-def _scan_tail(src: PayloadFile, start: int) -> _Tail | None:
-    """The heads of the span lines from byte ``start`` to the end (``_Tail``); None when a line is
+def _scan_tail(src: PayloadFile, start: int) -> Tail | None:
+    """The heads of the span lines from byte ``start`` to the end (``Tail``); None when a line is
     not the writer's span head (or on any error). Runs in the child (``start_stream``)."""
     try:
-        t = _Tail(start)
+        t = Tail(start)
         match = _HEAD.match
         add_off, add_len, add_line = t.offsets.append, t.lengths.append, t.linenos.append
         add_id, add_parent, add_seq = t.ids.append, t.parents.append, t.seqs.append
         lineno = 0
-        for buf, base, stop in _whole_lines(src, start, os.fstat(src.fd).st_size):
+        for buf, base, stop in whole_lines(src, start, os.fstat(src.fd).st_size):
             find = buf.find
             pos = 0
             while pos < stop:
@@ -299,22 +300,22 @@ def _scan_tail(src: PayloadFile, start: int) -> _Tail | None:
         return None
 
 
-def _join(head: tuple[Structure, dict[bytes, int], int, int, int], tail: _Tail) -> Structure:
-    """The whole file's structure: ``head`` (``_scan_head`` up to ``tail.start``) then ``tail``, checked
-    as one ``_scan`` checks every line (seq not going down, no duplicate id, parents earlier)."""
+def join_scans(head: tuple[Structure, dict[bytes, int], int, int, int], tail: Tail) -> Structure:
+    """The whole file's structure: ``head`` (``scan_head`` up to ``tail.start``) then ``tail``, checked
+    as one ``scan_or_give_up`` checks every line (seq not going down, no duplicate id, parents earlier)."""
     f, index, last_seq, lines = head[:4]
     n = len(f.parents)
     parents = f.parents
     setdefault, get, add_parent = index.setdefault, index.get, parents.append
     for sid, parent, seq in zip(tail.ids, tail.parents, tail.seqs):
         if seq < last_seq or setdefault(sid, n) != n:
-            raise _GiveUp("seq going down or a duplicate id")
+            raise GiveUp("seq going down or a duplicate id")
         if parent is None:
             add_parent(-1)
         else:
             p = get(parent, n)
             if p == n:
-                raise _GiveUp("parent not earlier")
+                raise GiveUp("parent not earlier")
             add_parent(p)
         last_seq = seq
         n += 1
@@ -324,29 +325,9 @@ def _join(head: tuple[Structure, dict[bytes, int], int, int, int], tail: _Tail) 
     return f
 
 
-def scan_pair_tail(original: PayloadFile, replay: PayloadFile, meet: Meet) -> tuple[Structure | None, int, _Tail | None]:
+def scan_pair_tail(original: PayloadFile, replay: PayloadFile, meet: Meet) -> tuple[Structure | None, int, Tail | None]:
     """The prelude of ``start_stream``'s child: the replay's structure scan, then the original's from
     the cut ``meet`` chooses (``_scan_tail``); that cut is returned with them."""
     fr = scan_structure(replay)
     cut = meet.choose(original)
     return fr, cut, (_scan_tail(original, cut) if fr is not None else None)
-
-
-def start_stream(original: PayloadFile, replay: PayloadFile, *, cut: int = 0, feed: bool = True) -> Any:
-    """Start the child process that parses ``replay`` (``native_index.fork_parse``), its prelude the
-    replay's structure scan and the end of the original's (``scan_pair_tail``), for
-    ``early_diff(stream=)``; None when no process can be started. The caller scans the original
-    from its start meanwhile; the two meet where ``Meet`` says (kept as the child's ``early_meet``;
-    ``cut``: a line start fixed beforehand, for tests). With ``feed``, the child also parses the
-    original's early spans, half of them, while the early look runs (``core.early_spans.Feed``)."""
-    from tracetui.core import early_spans
-    from tracetui.core.readers import native_index as ni
-
-    if not ni.can_fork():
-        return None
-    meet = Meet(cut)
-    fed = early_spans.Feed(original, early_spans.FeedState(os.fstat(original.fd).st_size)) if feed else None
-    child = ni.fork_parse(replay, prelude=lambda src: scan_pair_tail(original, src, meet), feed=fed)
-    if child is not None:
-        child.early_meet = meet
-    return child

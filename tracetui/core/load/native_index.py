@@ -4,13 +4,13 @@ Same parse as ``NativeReader.read_file`` (same lines accepted, same issues,
 same runs), but each span of a clean line (the writer's own bytes, read by
 the fast path) is kept as a compact record: its common fields, its line's
 byte range, its ``span_key``, its payload signature and whether it lacks
-captured content (``tracetui.core.lazyspan``). The payload dict is dropped as
+captured content (``tracetui.core.readers.lazyspan``). The payload dict is dropped as
 soon as the line is done, so a loaded trace holds a fraction of its file
 size, and a record pickles cheaply: ``fork_parse`` parses a file in a child
 process (the other file is parsed meanwhile by the caller, on the other
 core) and sends back only the records.
 
-Used by ``readers.read_pair`` (the TUI's loader); ``read_trace`` keeps
+Used by ``load.read_pair`` (the TUI's loader); ``read_trace`` keeps
 reading whole spans.
 """
 
@@ -31,12 +31,13 @@ try:
 except ImportError:  # not on Windows
     fcntl = None  # type: ignore[assignment]
 
-from tracetui.core.align import span_key
-from tracetui.core.lazyspan import PayloadFile, make_lazy, payload_sig
+from tracetui.core.diff.align import span_key
+from tracetui.core.diff.compare import payload_sig
+from tracetui.core.readers.lazyspan import PayloadFile, make_lazy
 from tracetui.core.model import Span, SpanKind
 from tracetui.core.readers.base import ReaderOutput
 from tracetui.core.readers.native import NativeReader
-from tracetui.core.readers.tree import _captured
+from tracetui.core.readers.tree import captured
 
 __all__ = ["INDEX_MIN_BYTES", "ForkedParse", "can_fork", "fork_parse", "indexable", "parse_indexed"]
 
@@ -45,7 +46,7 @@ INDEX_MIN_BYTES = 4 * 2**20
 milliseconds, and their payloads are then in memory for search and display."""
 
 SNIFF_BYTES = 64 * 1024
-_NATIVE = NativeReader()
+NATIVE = NativeReader()
 _TOOL, _LLM = SpanKind.TOOL, SpanKind.LLM
 
 
@@ -53,7 +54,7 @@ def indexable(path: str, format: str | None, min_bytes: int) -> PayloadFile | No
     """The file, opened for its payloads, when the index loader reads it as ``read_trace`` would
     read it with this ``format``: a tracetui/1 file (sniffed, or ``format="tracetui"``) of at
     least ``min_bytes``. None otherwise, and on any error (``read_trace`` then reports it)."""
-    if format is not None and format != _NATIVE.name:
+    if format is not None and format != NATIVE.name:
         return None
     try:
         if os.stat(path).st_size < max(min_bytes, 1):
@@ -62,7 +63,7 @@ def indexable(path: str, format: str | None, min_bytes: int) -> PayloadFile | No
         if format is None:
             head = src.read(0, SNIFF_BYTES)
             # NativeReader sniffs first (readers._readers): it accepting the head is sniff_format's answer.
-            if not head or head.isspace() or not _NATIVE.sniff(head):
+            if not head or head.isspace() or not NATIVE.sniff(head):
                 return None
     except (OSError, ValueError):
         return None
@@ -75,13 +76,13 @@ def _lacks_content(kind: SpanKind, data: Any) -> bool:
         m = data.get("messages")
         if type(m) is list and m and type(m[0]) is dict and m[0].get("content"):
             return False
-        return not _captured(m) and not _captured(data.get("output"))
+        return not captured(m) and not captured(data.get("output"))
     if kind is _TOOL:
         return data.get("arguments") is None and data.get("output") is None
     return False
 
 
-def _recorder() -> Callable[..., tuple[Any, ...]]:
+def recorder() -> Callable[..., tuple[Any, ...]]:
     """The index hook of one parse: a span of a clean line -> its record (layout: ``lazyspan.make_lazy``).
 
     Equal names and equal span keys become one object each (a run repeats a few names, and a call
@@ -111,7 +112,7 @@ def _parse_records(src: PayloadFile, progress: Callable[[ReaderOutput, int], Non
     with os.fdopen(os.dup(src.fd), "rb") as fh:  # shares src.fd's offset, which pread ignores
         fh.seek(0)
         head = fh.read(SNIFF_BYTES)
-        return _NATIVE.read_file(src.path, fh, head, index=_recorder(), progress=progress, known=known)
+        return NATIVE.read_file(src.path, fh, head, index=recorder(), progress=progress, known=known)
 
 
 def parse_indexed(src: PayloadFile, known: dict[int, Span] | None = None,
@@ -247,7 +248,7 @@ class ForkedParse:
         self.pid, self.fd = pid, r
         self.early_meet: Any = None
         """``core.structure.Meet``: where the original's structure scan is split with this child (None:
-        not started by ``core.structure.start_stream``)."""
+        not started by ``early.start_stream``)."""
         self.early_feed: Any = feed
         """``core.early_spans.Feed``: the original's early spans this child also parses (None: none)."""
         self.has_prelude = prelude is not None

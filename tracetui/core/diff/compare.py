@@ -14,20 +14,25 @@ from __future__ import annotations
 
 import operator
 from itertools import count
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import orjson
 
 from tracetui.core.changes import ABSENT, MAX_FIELDS, DivergenceType, FieldChange
 from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.values import BYTES, IDS, VALUE, diff_field, iter_equal, strict_same
 
 __all__ = [
     "ABSENT",
     "MAX_FIELDS",
+    "SIG_NAMES",
     "VOLATILE_FIELDS",
     "DivergenceType",
     "FieldChange",
     "compare_spans",
     "field_side",
+    "payload_sig",
     "screen_pairs",
     "semantic_fields",
     "volatile_fields",
@@ -105,7 +110,7 @@ _SPLIT: dict[SpanKind, tuple[tuple[tuple[str, str, DivergenceType, int], ...], .
 }
 _SEMANTIC_NAMES: dict[SpanKind, frozenset[str]] = {k: frozenset(f[0] for f in v) for k, v in _POLICY.items()}
 
-# Fields a span key (tracetui.core.align.span_key) proves byte-equal when two keys are equal.
+# Fields a span key (tracetui.core.diff.align.span_key) proves byte-equal when two keys are equal.
 KEY_FIELDS: dict[SpanKind, frozenset[str]] = {
     SpanKind.TOOL: frozenset({"tool_name", "arguments"}),
     SpanKind.RETRIEVAL: frozenset({"index", "query"}),
@@ -146,6 +151,30 @@ _FAST = {
     kind: (_fast_spec(fields, frozenset()), _fast_spec(fields, KEY_FIELDS.get(kind, frozenset())))
     for kind, fields in _POLICY.items()
 }
+
+# -- what the index loader computes from a span's payload (core.load.native_index) ------------
+
+SIG_NAMES: dict[SpanKind, tuple[str, ...]] = {kind: spec[1][1] for kind, spec in _FAST.items()}
+"""Per kind, the semantic fields the payload signature covers: those ``screen_pairs`` compares for a
+pair whose span keys are equal (the kind's semantic fields minus ``KEY_FIELDS``)."""
+
+_dumps = orjson.dumps
+
+
+def payload_sig(kind: SpanKind, data: Mapping[str, Any]) -> int | None:
+    """The payload signature of a span's data (``LazySpan._sig``): a hash of the JSON bytes of
+    ``SIG_NAMES[kind]``'s values. Two spans of one kind with equal keys and equal signatures are an
+    equivalent pair (``screen_pairs`` skips them without reading either payload).
+
+    None when they cannot be written by orjson (nesting deeper than 255, integers beyond 64 bits...):
+    such a span is always compared. The hash is Python's (SipHash, 64 bits): a process and the
+    processes it forks agree on it, which is all the loader needs (it never stores one).
+    """
+    try:
+        return hash((0, _dumps(tuple(map(data.get, SIG_NAMES[kind])))))
+    except TypeError:
+        return None
+
 
 VOLATILE_FIELDS: frozenset[str] = frozenset({
     "span_id", "parent_id", "trace_id", "seq", "start_ns", "end_ns", "duration_ns", "attributes",
@@ -220,7 +249,7 @@ def _deep_fallback(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[Field
 def compare_pair(a: Span, b: Span, same_key: bool) -> tuple[DivergenceType | None, tuple[FieldChange, ...]]:
     """``compare_spans``, told whether alignment found the two span keys equal.
 
-    Equal keys (``tracetui.core.align.span_key``) prove the identity fields
+    Equal keys (``tracetui.core.diff.align.span_key``) prove the identity fields
     byte-equal (a tool's name and canonical arguments, a retrieval's index and
     query...), so they are not compared again. ``screen_pairs`` settles the
     equal pair; the field-by-field slow path decides the others.
@@ -266,7 +295,7 @@ def screen_pairs(
     fast = _FAST
     get_kinds = _GET_KINDS
     strict = strict_same
-    lazy = _lazy_span()
+    lazy = LazySpan
     for k, o, r, same in zip(count(), original_index, replay_index, same_key):
         if o is None or r is None:
             flag(k)
@@ -306,12 +335,6 @@ def screen_pairs(
         except RecursionError:  # nested too deep for ==: compare_pair's fallback decides
             flag(k)
     return out
-
-
-def _lazy_span() -> type:
-    from tracetui.core.lazyspan import LazySpan  # imports this module: not at the top
-
-    return LazySpan
 
 
 def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldChange, ...]]:

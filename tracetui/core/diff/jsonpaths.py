@@ -22,8 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 
 import orjson
 
-from tracetui.core.canonical import _PARSE_MARKS, canonicalize, parse_json_string
-from tracetui.core.compare import VOLATILE_FIELDS
+from tracetui.core.canonical import PARSE_MARKS, canonicalize, parse_json_string
+from tracetui.core.diff.compare import VOLATILE_FIELDS
 
 __all__ = [
     "Pretty",
@@ -203,7 +203,7 @@ def pretty_value(value: Any) -> Pretty:
         raw = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (TypeError, orjson.JSONEncodeError):
         raw = None
-    if raw is not None and not any(m in raw for m in _PARSE_MARKS):
+    if raw is not None and not any(m in raw for m in PARSE_MARKS):
         text = raw.decode()  # no JSON string inside: already canonical (the canonical_json fast path)
     else:
         try:

@@ -2,7 +2,7 @@
 
 ``tracetui ORIGINAL REPLAY`` makes a ``PairRead`` before it imports the TUI (Textual and Rich take
 ~0.5 s to import, ``benchmarks/bench_tui.py``): that opens both files and forks the child process
-that scans and parses the replay (``readers.start_pair``), which works on the other core while
+that scans and parses the replay (``load.start_pair``), which works on the other core while
 this process imports; the reading thread starts when the app mounts (``start``, or the first
 ``next_event``), so the import and the first frame do not share the interpreter with it (a
 thread started before the import made the first frame 0.5 s later). The TUI's load worker uses
@@ -30,7 +30,7 @@ class _Cancelled(Exception):
 
 
 class PairRead:
-    """``readers.read_pair`` then ``diff.diff_traces`` of a pair: the first step (``readers.start_pair``:
+    """``load.read_pair`` then ``diff.diff_traces`` of a pair: the first step (``load.start_pair``:
     files opened, the replay's child forked) in the constructor, the rest in a daemon thread started
     by ``start`` or the first ``next_event``.
 
@@ -45,7 +45,7 @@ class PairRead:
 
     def __init__(self, original: str | os.PathLike[str], replay: str | os.PathLike[str], *, early: bool = True,
                  **options: Any) -> None:
-        from tracetui.core.readers import start_pair
+        from tracetui.core.load.pair import start_pair
 
         self.original, self.replay = os.fspath(original), os.fspath(replay)
         self.options = dict(options)
@@ -73,7 +73,7 @@ class PairRead:
         return (self.original, self.replay, mine) == (os.fspath(original), os.fspath(replay), theirs)
 
     def _run(self, early: bool) -> None:
-        from tracetui.core.readers import read_pair
+        from tracetui.core.load.pair import read_pair
 
         stage = "read"
         try:

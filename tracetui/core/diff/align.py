@@ -29,8 +29,8 @@ import orjson
 from rapidfuzz import fuzz
 
 from tracetui.core.canonical import canonical_json, parse_json_string
-from tracetui.core.lazyspan import LazySpan as _LAZY
-from tracetui.core.lcs import equal_run, equal_run_back, matching_blocks
+from tracetui.core.readers.lazyspan import LazySpan as _LAZY
+from tracetui.core.diff.lcs import equal_run, equal_run_back, matching_blocks
 from tracetui.core.model import Span, SpanKind
 
 __all__ = ["DP_CELLS", "MAX_D", "AlignedRow", "align", "align_with_keys", "align_with_same_keys", "prepare", "prepared_side", "span_key",
@@ -125,7 +125,7 @@ def span_key(span: Span) -> tuple[Any, ...]:
     pair, then compare as ``output_mismatch``):
     tool: tool name + canonical arguments; retrieval: name + index + query;
     llm: name + model; decision: name + decision; others: name. Equal keys
-    prove these fields byte-equal (``tracetui.core.compare.KEY_FIELDS``).
+    prove these fields byte-equal (``tracetui.core.diff.compare.KEY_FIELDS``).
     """
     if type(span) is _LAZY:
         key = span._key  # type: ignore[attr-defined]
@@ -203,7 +203,7 @@ def _sim_text(span: Span) -> str:
 # -- the tree -------------------------------------------------------------------
 
 
-class _Side:
+class Side:
     """One trace prepared for alignment: span keys and children lists."""
 
     __slots__ = ("spans", "keys", "children", "roots", "acyclic", "_groups", "_texts")
@@ -295,7 +295,7 @@ def _tree(parents: Sequence[int]) -> tuple[list[list[int] | None], list[int]]:
     return children, roots
 
 
-def prepared_side(spans: Sequence[Span], keys: Any, parents: Sequence[int]) -> _Side:
+def prepared_side(spans: Sequence[Span], keys: Any, parents: Sequence[int]) -> Side:
     """A side for ``walk_rows`` from a tree known already (``core.early``: a file's structure scan).
 
     Args:
@@ -303,7 +303,7 @@ def prepared_side(spans: Sequence[Span], keys: Any, parents: Sequence[int]) -> _
         keys: ``span_key`` by index (``__getitem__``).
         parents: Each span's parent index, -1 for a root; always an earlier index (acyclic).
     """
-    side = _Side.__new__(_Side)
+    side = Side.__new__(Side)
     side.spans, side.keys = spans, keys
     side.children, side.roots = _tree(parents)
     side.acyclic = True
@@ -340,7 +340,7 @@ def prepare(spans: Sequence[Span]) -> Any:
     """One run's spans prepared for alignment (span keys, children lists): pass it to
     ``align_with_same_keys(spans, ..., original_side=)`` to align the same spans again without
     preparing them again (watch mode: one original against a growing replay; ~0.1 s per 10k spans)."""
-    return _Side(spans)
+    return Side(spans)
 
 
 def align_with_same_keys(original: Sequence[Span], replay: Sequence[Span], *,
@@ -356,13 +356,13 @@ def align_with_same_keys(original: Sequence[Span], replay: Sequence[Span], *,
 
 
 def _align(original: Sequence[Span], replay: Sequence[Span],
-           a: _Side | None = None) -> tuple[list[AlignedRow], list[bool], _Side, _Side]:
+           a: Side | None = None) -> tuple[list[AlignedRow], list[bool], Side, Side]:
     intern: dict[Hashable, int] = {}  # pairing groups -> small ints
     if a is None or a.spans is not original:
-        a = _Side(original)
+        a = Side(original)
     else:
         a._groups = {}  # interned against another call's table
-    b = _Side(replay)
+    b = Side(replay)
     rows, same = _walk(a, b, intern)
     if a.acyclic and b.acyclic:
         return rows, same, a, b
@@ -382,7 +382,7 @@ def _align(original: Sequence[Span], replay: Sequence[Span],
     return rows, same, a, b
 
 
-def _wraps(side: _Side, root: int, other_root: Span) -> bool:
+def wraps(side: Side, root: int, other_root: Span) -> bool:
     """True when ``root`` has a child of the other run's root kind and name: it wraps that run."""
     kids = side.children[root]
     return bool(kids) and any(
@@ -390,14 +390,14 @@ def _wraps(side: _Side, root: int, other_root: Span) -> bool:
     )
 
 
-def _walk(a: _Side, b: _Side, intern: dict[Hashable, int]) -> tuple[list[AlignedRow], list[bool]]:
+def _walk(a: Side, b: Side, intern: dict[Hashable, int]) -> tuple[list[AlignedRow], list[bool]]:
     """All rows of ``walk_rows``, and per row whether its two span keys are equal."""
     same: list[bool] = []
     rows = list(walk_rows(a, b, intern, same))
     return rows, same
 
 
-def walk_rows(a: _Side, b: _Side, intern: dict[Hashable, int], same: list[bool]) -> Iterator[AlignedRow]:
+def walk_rows(a: Side, b: Side, intern: dict[Hashable, int], same: list[bool]) -> Iterator[AlignedRow]:
     """Yield the merged tree's rows depth-first, computing as little as the rows asked for need.
 
     Iterative (an explicit stack, no recursion). Before yielding each row it appends to ``same``
@@ -418,18 +418,18 @@ def walk_rows(a: _Side, b: _Side, intern: dict[Hashable, int], same: list[bool])
             # One root each, of one kind: both are the run's entry point, whatever it is named
             # (a renamed agent must not make the whole run one-sided).
             stack.append((iter([(ra, rb)]), 0))
-        elif _wraps(a, ra, b.spans[rb]):
+        elif wraps(a, ra, b.spans[rb]):
             # The original's root wraps the run (an HTTP server span above the agent, which a
             # replay harness does not have): it stands alone, its children align with the replay's root.
             append(False)
             yield row(ra, None, 0)
-            stack.append((iter(_align_lists(achildren[ra] or [], [rb], a, b, intern)), 1))
-        elif _wraps(b, rb, a.spans[ra]):
+            stack.append((iter(align_lists(achildren[ra] or [], [rb], a, b, intern)), 1))
+        elif wraps(b, rb, a.spans[ra]):
             append(False)
             yield row(None, rb, 0)
-            stack.append((iter(_align_lists([ra], bchildren[rb] or [], a, b, intern)), 1))
+            stack.append((iter(align_lists([ra], bchildren[rb] or [], a, b, intern)), 1))
     if not stack:
-        stack.append((iter(_align_lists(a.roots, b.roots, a, b, intern)), 0))
+        stack.append((iter(align_lists(a.roots, b.roots, a, b, intern)), 0))
     while stack:
         it, depth = stack[-1]
         for o, r in it:
@@ -450,7 +450,7 @@ def walk_rows(a: _Side, b: _Side, intern: dict[Hashable, int], same: list[bool])
                     extend(repeat(True, len(oc)))
                     yield from map(row, oc, rc, repeat(depth + 1))
                     continue
-                pairs = _align_lists(oc, rc, a, b, intern)
+                pairs = align_lists(oc, rc, a, b, intern)
             elif oc is not None:
                 pairs = [(c, None) for c in oc]
             else:
@@ -466,7 +466,7 @@ def walk_rows(a: _Side, b: _Side, intern: dict[Hashable, int], same: list[bool])
 _Pair = tuple["int | None", "int | None"]
 
 
-def _align_lists(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[Hashable, int]) -> list[_Pair]:
+def align_lists(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Hashable, int]) -> list[_Pair]:
     """Merge two sibling lists (span indices) into ``(original, replay)`` pairs, in order."""
     if not ai:
         return [(None, j) for j in bi]
@@ -495,7 +495,7 @@ def _align_lists(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[
 # -- replace blocks ----------------------------------------------------------------
 
 
-def _pair_block(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[Hashable, int]) -> list[_Pair]:
+def _pair_block(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Hashable, int]) -> list[_Pair]:
     """Re-pair a replace block: same-group spans pair up, most similar first, in order.
 
     Returns the block's rows in order: between two pairs, the original-only
@@ -523,7 +523,7 @@ def _pair_block(ai: list[int], bi: list[int], a: _Side, b: _Side, intern: dict[H
     return out
 
 
-def _best_pairs(ai: list[int], bi: list[int], ga: list[int], gb: list[int], a: _Side, b: _Side) -> list[tuple[int, int]]:
+def _best_pairs(ai: list[int], bi: list[int], ga: list[int], gb: list[int], a: Side, b: Side) -> list[tuple[int, int]]:
     """Order-preserving pairing of maximum weight (positions into ``ai``, ``bi``).
 
     A pair is allowed when both spans share a group; its weight is 100 plus the

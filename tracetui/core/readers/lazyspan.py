@@ -1,14 +1,14 @@
 """``LazySpan``: a ``Span`` whose ``data`` stays in the file until first read.
 
-The index loader (``tracetui.core.readers.native_index``) keeps, for each
+The index loader (``tracetui.core.load.native_index``) keeps, for each
 span of a clean tracetui/1 line, the common fields, the line's byte range,
 and what alignment and comparison need from the payload, computed while the
 line was parsed:
 
-- ``span_key`` (``tracetui.core.align``): the alignment identity;
+- ``span_key`` (``tracetui.core.diff.align``): the alignment identity;
 - a *payload signature*: a hash of the JSON bytes (orjson) of the kind's
   semantic fields that the span key does not cover (outputs, messages...;
-  ``payload_sig``). Two spans of one kind with equal keys and equal
+  ``diff.compare.payload_sig``). Two spans of one kind with equal keys and equal
   signatures are an equivalent pair (``compare.screen_pairs`` skips them
   without reading either payload): equal JSON bytes mean equal values of
   equal types. Unequal signatures prove nothing: the pair is compared as any
@@ -32,9 +32,9 @@ from typing import Any, Mapping
 import orjson
 
 from tracetui.core.errors import SourceChanged
-from tracetui.core.model import Span, SpanKind
+from tracetui.core.model import Span
 
-__all__ = ["LazySpan", "PayloadFile", "payload_sig"]
+__all__ = ["LazySpan", "PayloadFile", "make_lazy"]
 
 _DATA = Span.__dict__["data"]  # the slot of Span.data (a member descriptor)
 _get_data = _DATA.__get__
@@ -154,33 +154,3 @@ def make_lazy(src: PayloadFile, recs: list[Any]) -> list[Any]:
         s._src = src
         recs[i] = s
     return recs
-
-
-# -- what the index loader computes from a span's payload -------------------------------------
-
-_dumps = orjson.dumps
-
-
-def _sig_names() -> dict[SpanKind, tuple[str, ...]]:
-    from tracetui.core.compare import _FAST  # the names screen_pairs compares for a pair of equal keys
-
-    return {kind: spec[1][1] for kind, spec in _FAST.items()}
-
-
-SIG_NAMES: dict[SpanKind, tuple[str, ...]] = _sig_names()
-"""Per kind, the semantic fields the payload signature covers: those ``compare.screen_pairs``
-compares for a pair whose span keys are equal (the kind's semantic fields minus ``KEY_FIELDS``)."""
-
-
-def payload_sig(kind: SpanKind, data: Mapping[str, Any]) -> int | None:
-    """The payload signature of a span's data: a hash of the JSON bytes of ``SIG_NAMES[kind]``'s values.
-
-    None when they cannot be written by orjson (nesting deeper than 255, integers beyond 64 bits...):
-    such a span is always compared. The hash is Python's (SipHash, 64 bits): a process and the
-    processes it forks agree on it, which is all the loader needs (it never stores one).
-    """
-    try:
-        return hash((0, _dumps(tuple(map(data.get, SIG_NAMES[kind])))))
-    except TypeError:
-        return None
-

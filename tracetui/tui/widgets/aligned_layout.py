@@ -1,0 +1,132 @@
+"""How an aligned line is laid out: its columns, the marks in its gutter, and the header above it.
+
+Row layout (cells)::
+
+    NNN▶ML original-side-label........... │ replay-side-label............. divergence_type
+    row mark M (~ changed, + replay only, - original only, blank equal);
+    ▶ only on the first divergence's row; L a reviewer label's mark (``LABEL_MARKS``), else blank
+
+Shared by ``AlignedView`` (``aligned_view.py``, which draws rows in ``aligned_rows.py``), its
+``AlignedHeader``, the pair screen and the label marks of the detail pane and label dialog.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from rich.text import Text
+from textual.widget import Widget
+
+from tracetui.tui.formatting import fit
+
+if TYPE_CHECKING:
+    from tracetui.core.diff import Divergence
+
+TYPE_WIDTH = 17
+"""Cells of the divergence-type column: ``len("decision_mismatch")``."""
+
+TYPE_COLUMN_MIN_WIDTH = 64
+"""Below this many cells the type column is dropped (the detail pane still names it)."""
+
+SEPARATOR = " │ "
+
+EQUAL, CHANGED, EXTRA, MISSING = "equal", "changed", "extra", "missing"
+"""Row categories: both sides equal; paired but different; replay only; original only."""
+
+MARKS = {EQUAL: " ", CHANGED: "~", EXTRA: "+", MISSING: "-"}
+"""Gutter mark of each row category."""
+
+FIRST_MARK = "▶"
+"""Drawn between the row number and the mark of the first divergence's row, so it stands out from the others."""
+
+MATCH_MARK = "•"
+"""Drawn in the same cell (when not the first divergence's) on a row matching the search whose labels, as drawn,
+do not show the term (it is in an argument or an output the label leaves out), or on a folded row whose hidden
+subtree holds a match."""
+
+FOLD_MARK = "▸"
+"""Starts the summary a folded row shows at the end of its label: ``▸ … N rows, M divergent``."""
+
+LABEL_MARKS = {
+    "acceptable_alternative": ("✓", "label-acceptable"),
+    "new_regression": ("✗", "label-regression"),
+    "fixture_mismatch": ("◆", "label-fixture"),
+    "insufficient_spec": ("?", "label-spec"),
+}
+"""Reviewer label (``tracetui.core.diff.labels.LABELS``) -> (mark drawn after the row mark, component class suffix).
+
+One glyph per label, so the label reads without colour; the detail pane names it and shows the note."""
+
+UNKNOWN_LABEL_MARK = ("●", "label-spec")
+"""Mark of a label name this version does not know (a newer sidecar)."""
+
+
+class ColumnLayout(NamedTuple):
+    """Cell widths of one aligned line (shared by the view and its header)."""
+
+    number: int
+    """Row-number column (right-aligned digits)."""
+    side: int
+    """Each side's label column."""
+    kind: int
+    """Divergence-type column, 0 when too narrow to show it."""
+    trailing: int
+    """Spare cells at the end of the line."""
+
+
+def column_layout(width: int, row_count: int) -> ColumnLayout:
+    """Split ``width`` cells into the aligned columns.
+
+    Args:
+        width: Content width in cells.
+        row_count: Number of rows (sizes the row-number column).
+    """
+    number = max(3, len(str(max(0, row_count - 1))))
+    kind = TYPE_WIDTH if width >= TYPE_COLUMN_MIN_WIDTH else 0
+    fixed = number + 3 + len(SEPARATOR) + (kind + 1 if kind else 0)
+    side = max(4, (width - fixed) // 2)
+    trailing = max(0, width - fixed - 2 * side)
+    return ColumnLayout(number, side, kind, trailing)
+
+
+def row_category(original: int | None, replay: int | None, divergence: Divergence | None) -> str:
+    """``extra`` (replay only), ``missing`` (original only), ``changed`` or ``equal``."""
+    if original is None:
+        return EXTRA
+    if replay is None:
+        return MISSING
+    return CHANGED if divergence is not None else EQUAL
+
+
+class AlignedHeader(Widget):
+    """The column titles above an ``AlignedView``, laid out with the same ``column_layout``."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._left = Text("original")
+        self._right = Text("replay")
+        self._rows = 0
+
+    def set_titles(self, left: Text, right: Text, row_count: int) -> None:
+        """Set both column titles (``Text``, never markup) and the row count."""
+        self._left, self._right, self._rows = left, right, row_count
+        self.refresh()
+
+    def render(self) -> Text:
+        layout = column_layout(self.content_region.width, self._rows)
+        line = Text(no_wrap=True, overflow="crop", end="")
+        line.append(" " * (layout.number + 3))
+        line.append_text(_fit_text(self._left, layout.side))
+        line.append(SEPARATOR)
+        line.append_text(_fit_text(self._right, layout.side))
+        if layout.kind:
+            line.append(" ")
+            line.append(fit("divergence", layout.kind))
+        return line
+
+
+def _fit_text(text: Text, width: int) -> Text:
+    out = text.copy()
+    out.truncate(width, overflow="ellipsis", pad=True)
+    return out
+
