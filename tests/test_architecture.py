@@ -60,12 +60,7 @@ def test_import_linter_contracts_hold() -> None:
 
 PACKAGE = ROOT / "tracetui"
 
-PRIVATE_IMPORTS_LEFT = {
-    # Files another piece of work owns at the time of the restructuring (issue 17): renamed there.
-    ("tracetui.core.harness.run", "tracetui.core.harness.context", "_jsonable"),
-    ("tracetui.cli.promote_cmd", "tracetui.cli.harness_cmds", "_redactor"),
-    ("tracetui.cli.triage_cmd", "tracetui.cli.harness_cmds", "_redactor"),
-}
+PRIVATE_IMPORTS_LEFT: set[tuple[str, str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:

@@ -110,7 +110,7 @@ def _check_out(path: str, force: bool) -> None:
         raise HarnessError(f"--out {path}: folder {folder} does not exist")
 
 
-def _redactor(key_file: str | None, sensitive_fields: Any, *, create: bool, err: TextIO,
+def project_redactor_for_cli(key_file: str | None, sensitive_fields: Any, *, create: bool, err: TextIO,
               recorded_key: str | None = None) -> Any:
     """The project Redactor (``redact.project_redactor``), saying on ``err`` what the user should know:
     a key file just created, or a one-off key used where the recording had a project key."""
@@ -144,7 +144,7 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     value = _parse_input(args.input)
     _check_out(args.out, args.force)
     spec = load_agent(args.agent)
-    redactor = _redactor(args.redaction_key_file, spec.sensitive_fields, create=True, err=err)
+    redactor = project_redactor_for_cli(args.redaction_key_file, spec.sensitive_fields, create=True, err=err)
     try:
         result = record(spec, value, args.out, redactor=redactor, clock=args.clock, timezone=args.timezone,
                         seed=args.seed, run_id=args.run_id, overwrite=args.force)
@@ -205,7 +205,7 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
     spec = load_agent(args.agent)
     red = recording.header.get("redaction")
-    redactor = _redactor(args.redaction_key_file, spec.sensitive_fields, create=False, err=err,
+    redactor = project_redactor_for_cli(args.redaction_key_file, spec.sensitive_fields, create=False, err=err,
                          recorded_key=red.get("key_id") if isinstance(red, dict) else None)
 
     def progress(result: Any) -> None:

@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
 
 def _redactor(args: argparse.Namespace, err: TextIO) -> Any:
     """The project Redactor, as ``tracetui record`` finds it (creating the default key when none is set)."""
-    from tracetui.cli.harness_cmds import _redactor as harness_redactor
+    from tracetui.cli.harness_cmds import project_redactor_for_cli as harness_redactor
 
     sensitive: Any = None
     if getattr(args, "agent", None):

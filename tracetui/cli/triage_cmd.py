@@ -58,13 +58,13 @@ def _load_replays(paths: list[str]) -> list[Trace]:
 
 
 def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO) -> tuple[list[Trace], str | None]:
-    from tracetui.cli.harness_cmds import _redactor
+    from tracetui.cli.harness_cmds import project_redactor_for_cli
     from tracetui.core.harness.agent import load_agent
     from tracetui.core.harness.run import replay
 
     spec = load_agent(args.agent)
     red = original.header.get("redaction")
-    redactor = _redactor(None, spec.sensitive_fields, create=False, err=err,
+    redactor = project_redactor_for_cli(None, spec.sensitive_fields, create=False, err=err,
                          recorded_key=red.get("key_id") if isinstance(red, dict) else None)
     if args.replay_out:
         if os.path.lexists(args.replay_out):
