@@ -274,14 +274,15 @@ def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceb
 
 
 def test_sniff_accepts_exports_and_rejects_every_other_known_file() -> None:
-    mine = [*sorted((CORPUS / "langfuse").glob("*.json")), DATA / "public_api_trace.json"]
-    assert len(mine) == 6 or not (CORPUS / "langfuse").exists()
+    bundled = REPO / "sample_runs" / "foreign" / "langfuse-pydantic-ai.trace.json"
+    mine = [*sorted((CORPUS / "langfuse").glob("*.json")), DATA / "public_api_trace.json", bundled]
+    assert len(mine) == 7 or not (CORPUS / "langfuse").exists()
     for p in mine:
         head = p.read_bytes()[:65536]
         assert READER.sniff(head) and sniff_format(head) == "langfuse", p
     others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and p.parent.name != "langfuse"]
     others += [p for p in (REPO / "tests" / "data" / "otlp").glob("*") if p.suffix != ".md"]
     others += [p for p in (REPO / "tests" / "data" / "otel_sdk").glob("*")]
-    others += [p for p in (REPO / "sample_runs").rglob("*") if p.is_file()]
+    others += [p for p in (REPO / "sample_runs").rglob("*") if p.is_file() and p != bundled]
     for p in others:
         assert not READER.sniff(p.read_bytes()[:65536]), p

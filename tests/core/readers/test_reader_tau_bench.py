@@ -196,9 +196,11 @@ def test_sniff_accepts_tau_bench_files_and_nothing_else() -> None:
     r = TauBenchReader()
     others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and "tau-bench" not in p.parts]
     others += [p for p in (TESTS / "data").rglob("*") if p.is_file() and p.parent.name != "tau_bench"]
-    others += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file()]
+    bundled = ROOT / "sample_runs" / "foreign" / "tau-bench-airline.json"
+    others += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file() and p != bundled]
     assert any("otlp" in p.parts for p in others) and any("sample_runs" in p.parts for p in others)
     assert [str(p) for p in others if r.sniff(p.read_bytes()[:65536])] == []
+    assert r.sniff(bundled.read_bytes()[:65536])  # the README's bundled tau-bench results file
     for p in [*DATA.iterdir(), corpus(AIRLINE)]:
         assert r.sniff(p.read_bytes()[:65536]), p
         assert sniff_format(p.read_bytes()[:65536]) == "tau-bench", p
