@@ -311,3 +311,21 @@ def test_a_value_split_across_stream_deltas_is_redacted_whole(model_server, work
         session.output = AGENTS[name](model_server, True)
     assert model_server.hits == [] and not session.result.diverged
     assert _divergences("rec.jsonl", "replay.jsonl") == []
+
+
+@pytest.mark.parametrize("name", ["chat", "anthropic"])
+def test_a_recording_without_prompt_versions_triages_to_a_verdict(model_server, workdir, name):
+    """Frameworks know no prompt id or version: the recorder keeps the rendered system prompt's
+    hash, and triage's step 1 accepts it instead of calling the run not_replayable."""
+    from tracetui.core.triage import triage
+
+    _record(model_server, name, False)
+    llm = [s for s in read_trace("rec.jsonl").spans if s.kind.value == "llm"]
+    assert all(s.data.get("prompt_hash") and "prompt_version" not in s.data for s in llm)
+    model_server.city = "Lyon"
+    with pytest.raises(UnrecordedCall):
+        with tracetui.replay("rec.jsonl", out="replay.jsonl", llm="live"):
+            AGENTS[name](model_server, False)
+    result = triage(read_trace("rec.jsonl"), [read_trace("replay.jsonl")])
+    assert result.replayability.verdict == "replayable"
+    assert result.verdict is not None and result.verdict != "not_replayable"

@@ -347,7 +347,7 @@ def _spans(ctx: _Ctx) -> None:
                                      f"llm span {s.span_id!r} has no llm.model and the header names none: a replay "
                                      "cannot call the same model", "have no llm.model and the header names none"))
             pid = d.get("prompt_id")
-            if not d.get("prompt_version") and not (
+            if not d.get("prompt_version") and not d.get("prompt_hash") and not (
                     len(header_prompts) == 1 or (isinstance(pid, str) and pid in header_prompts)):
                 ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.prompt_version",
                                      f"llm span {s.span_id!r} has no llm.prompt_version"
