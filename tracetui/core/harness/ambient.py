@@ -351,10 +351,13 @@ def _no_run(ctx: Any, input: Any) -> None:  # an ambient session has no run(ctx,
 
 
 def _program_name() -> str:
+    """The running program's name (``app`` for ``python app.py``), or ``agent`` when there is none
+    (``python -c``, an interactive interpreter)."""
     import sys
 
-    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "python"
-    return os.path.splitext(os.path.basename(argv0))[0] or "agent"
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = os.path.splitext(os.path.basename(argv0))[0]
+    return name if name and not name.startswith("-") else "agent"
 
 
 def project_read_tools(start: str | None = None) -> set[str]:
