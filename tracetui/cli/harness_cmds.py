@@ -100,7 +100,8 @@ def _parse_input(value: str) -> Any:
                            "or @file.json (a plain string needs quotes: '\"hello\"')") from None
 
 
-def _check_out(path: str, force: bool) -> None:
+def check_out(path: str, force: bool) -> None:
+    """Refuse an ``--out`` that is a folder, exists (without ``--force``) or sits in a missing folder."""
     if os.path.isdir(path):
         raise HarnessError(f"--out {path} is a folder; give a file name such as {os.path.join(path, 'trace.jsonl')}")
     if os.path.lexists(path) and not force:
@@ -142,7 +143,7 @@ def run_record(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.harness.run import error_text, record
 
     value = _parse_input(args.input)
-    _check_out(args.out, args.force)
+    check_out(args.out, args.force)
     spec = load_agent(args.agent)
     redactor = project_redactor_for_cli(args.redaction_key_file, spec.sensitive_fields, create=True, err=err)
     try:
@@ -199,7 +200,7 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise HarnessError(f"--seed-file {args.seed_file}: {exc.strerror or exc}") from None
         if not isinstance(seed_state, dict):
             raise ReadError(args.seed_file, f"a fixture seed must be a JSON object, not {type(seed_state).__name__}")
-    _check_out(args.out, args.force)
+    check_out(args.out, args.force)
     recording = read_trace(args.trace)
     for issue in recording.issues:
         print(f"tracetui: recording: {issue.severity}: {issue}", file=err)

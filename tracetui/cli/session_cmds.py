@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from tracetui.core.errors import HarnessError, TracetuiError
+from tracetui.cli.harness_cmds import check_out
 
 EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
 
@@ -143,16 +144,6 @@ def child_command(program: Sequence[str]) -> list[str]:
                        "or a script with a python shebang")
 
 
-def _check_out(path: str, force: bool) -> None:
-    if os.path.isdir(path):
-        raise HarnessError(f"--out {path} is a folder; give a file name such as {os.path.join(path, 'trace.jsonl')}")
-    if os.path.lexists(path) and not force:
-        raise HarnessError(f"--out {path} exists; choose another name or pass --force to replace it")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise HarnessError(f"--out {path}: folder {folder} does not exist")
-
-
 def _env(config: dict[str, Any]) -> dict[str, str]:
     from tracetui.integrations.autopatch import ENV
 
@@ -170,7 +161,7 @@ def _env(config: dict[str, Any]) -> dict[str, str]:
 
 def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO, err: TextIO) -> int:
     reads = sorted({t.strip() for item in args.read_tools for t in item.split(",") if t.strip()})
-    _check_out(args.out, args.force)
+    check_out(args.out, args.force)
     config: dict[str, Any] = {"mode": "record", "out": os.path.abspath(args.out), "read_tools": reads,
                               "force": args.force, "key_file": args.redaction_key_file}
     if command == "replay":

@@ -33,7 +33,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
 from typing import Any
 
 from tracetui.core.canonical import canonical_json
@@ -49,10 +49,10 @@ from tracetui.core.harness.run import (
     base_header,
     normalization_notes,
     end_run,
-    parse_clock,
+    new_run_id,
+    record_clock,
     recorded_input,
     replay_clock,
-    resolve_zone,
 )
 from tracetui.core.harness.steps import jsonable
 from tracetui.core.harness.writer import TraceWriter
@@ -148,11 +148,7 @@ class HarnessSession:
                               read_tools=self._explicit_reads, code_version=code_version)
         start_ns = timer()
         if recording is None:
-            if clock is None:
-                tz, zone = resolve_zone(timezone)
-                moment = datetime.fromtimestamp(start_ns / 1e9, tz).replace(microsecond=0)
-            else:
-                moment, zone = parse_clock(clock, timezone)
+            moment, zone = record_clock(start_ns, clock, timezone)
             seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed
             self.input = input
         else:
@@ -169,8 +165,7 @@ class HarnessSession:
         self.trace_id = f"{ids.getrandbits(128):032x}"
         if run_id is None:
             if recording is None:
-                run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime(
-                    "%Y%m%dT%H%M%SZ") + f"-{ids.getrandbits(16):04x}"
+                run_id = new_run_id(ids, start_ns)
             else:
                 run_id = f"replay-of-{header.get('run_id') or recording.trace_id or 'run'}"
         self.run_id = run_id

@@ -156,6 +156,22 @@ def resolve_zone(name: str | None) -> tuple[Any, str]:
     return dt_timezone.utc, "UTC"
 
 
+def record_clock(start_ns: int, clock: str | None, timezone: str | None) -> tuple[datetime, str]:
+    """The clock a recorded run is given and its zone name: ``clock`` (ISO 8601) in ``timezone``,
+    else the run's start (``start_ns``, ns since the epoch) to the second, in ``timezone`` or
+    ``$TZ`` or UTC. Raises ``HarnessError`` on a bad time or zone."""
+    if clock is not None:
+        return parse_clock(clock, timezone)
+    tz, zone = resolve_zone(timezone)
+    return datetime.fromtimestamp(start_ns / 1e9, tz).replace(microsecond=0), zone
+
+
+def new_run_id(ids: random.Random, start_ns: int) -> str:
+    """``run-<UTC start, to the second>-<4 hex from ids>``."""
+    return "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ") + \
+        f"-{ids.getrandbits(16):04x}"
+
+
 def parse_clock(value: str, zone_name: str | None) -> tuple[datetime, str]:
     """Parse an ISO 8601 time (``2026-11-03T10:14:02+01:00``) in the given zone.
 
@@ -306,17 +322,12 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
         HarnessError: a bad clock or time zone.
     """
     start_ns = timer()
-    if clock is None:
-        tz, zone = resolve_zone(timezone)
-        moment = datetime.fromtimestamp(start_ns / 1e9, tz).replace(microsecond=0)
-    else:
-        moment, zone = parse_clock(clock, timezone)
+    moment, zone = record_clock(start_ns, clock, timezone)
     seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed
     ids = random.Random(f"{seed}:ids:{start_ns}")
     trace_id = f"{ids.getrandbits(128):032x}"
     if run_id is None:
-        run_id = "run-" + datetime.fromtimestamp(start_ns / 1e9, dt_timezone.utc).strftime("%Y%m%dT%H%M%SZ") + \
-            f"-{ids.getrandbits(16):04x}"
+        run_id = new_run_id(ids, start_ns)
     red_input = redactor.value(jsonable(input))
     header = base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
     header["record_mode"] = "record"
