@@ -133,3 +133,25 @@ def test_the_agent_forms_are_unchanged(cli):
     assert old.returncode == 2 and "--input" in old.stderr
     helped = cli("record", "-h", "--", "python")
     assert helped.returncode == 0 and "-- python app.py ARGS" in helped.stdout
+
+
+def test_a_program_using_both_sdks_has_both_patched(cli, model_server):
+    """openai imported first, anthropic later: each is patched when it is imported (one integration,
+    clients, serves both), so both model calls are recorded and served in replay."""
+    code = (
+        "import openai\n"
+        "a = openai.OpenAI(max_retries=0).chat.completions.create(model='gpt-test', messages=[{'role': 'user', "
+        "'content': 'hi'}]).choices[0].message.content\n"
+        "import anthropic\n"
+        f"b = anthropic.Anthropic(base_url={model_server.url!r}, api_key='test', max_retries=0).messages.create("
+        "model='claude-test', max_tokens=64, messages=[{'role': 'user', 'content': 'hi'}]).content[0].text\n"
+        "print(a, '|', b)\n")
+    rec = cli("record", "--out", "both.jsonl", "--", "python", "-c", code)
+    assert rec.returncode == 0, rec.stderr
+    llm = [s for s in read_trace("both.jsonl").spans if s.kind.value == "llm"]
+    assert [s.data["provider"] for s in llm] == ["openai", "anthropic"]
+    model_server.clear_hits()
+    rep = cli("replay", "both.jsonl", "--out", "both-replay.jsonl", "--", "python", "-c", code)
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    assert rep.stdout.splitlines()[0] == rec.stdout.splitlines()[0]
+    assert model_server.hits == []

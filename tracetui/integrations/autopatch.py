@@ -66,16 +66,17 @@ _WARNINGS: list[str] = []
 
 
 def patch_integration(package: str) -> bool | None:
-    """Call ``patch()`` of the integration for ``package`` (a key of ``INTEGRATIONS``) once.
+    """Call ``patch()`` of the integration for ``package`` (a key of ``INTEGRATIONS``) once per package
+    (``patch()`` is idempotent; one integration may serve two packages).
 
     Returns:
         What ``patch()`` returned; None when the integration module or its ``patch`` does not
         exist, or ``patch()`` raised (reported on stderr).
     """
     module_name = INTEGRATIONS.get(package)
-    if module_name is None or module_name in _DONE:
+    if module_name is None or package in _DONE:
         return None
-    _DONE.add(module_name)
+    _DONE.add(package)  # per package: clients.patch() patches openai and anthropic as each is imported
     try:
         module = importlib.import_module(f"tracetui.integrations.{module_name}")
     except ModuleNotFoundError as exc:
