@@ -257,12 +257,21 @@ class _Handler(BaseHTTPRequestHandler):
                 body = raw.decode("utf-8", "replace")
         hit = {"path": path, "method": method, "body": body, "query": query, "status": None}
         owner._record(hit)
+        self._hit = hit
         try:
             status = self._route(method, path, query, body)
         except Exception as exc:  # a bug in the server: say so loudly to the client
             status = 500
             self._send_json(500, {"error": {"message": f"test server error: {exc!r}", "type": "server_error"}})
         hit["status"] = status
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """The status goes into the hit before the response leaves: a client that has its answer
+        reads the hit complete (set after sending, a test saw ``None`` under load)."""
+        hit = getattr(self, "_hit", None)
+        if hit is not None:
+            hit["status"] = code
+        super().send_response(code, message)
 
     def _route(self, method: str, path: str, query: dict, body: Any) -> int:
         owner = self.server.owner

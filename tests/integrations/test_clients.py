@@ -329,3 +329,11 @@ def test_a_recording_without_prompt_versions_triages_to_a_verdict(model_server, 
     result = triage(read_trace("rec.jsonl"), [read_trace("replay.jsonl")])
     assert result.replayability.verdict == "replayable"
     assert result.verdict is not None and result.verdict != "not_replayable"
+
+
+def test_a_call_without_a_system_prompt_still_names_its_prompt(model_server, workdir):
+    with tracetui.record(out="rec.jsonl"):
+        tracetui.openai_client(base_url=model_server.base_url_openai, api_key="test", max_retries=0) \
+            .chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    (llm,) = [s for s in read_trace("rec.jsonl").spans if s.kind.value == "llm"]
+    assert llm.data["prompt_hash"]  # the hash of an empty system prompt: triage's step 1 accepts it

@@ -155,3 +155,15 @@ def test_a_program_using_both_sdks_has_both_patched(cli, model_server):
     assert rep.returncode == 0, rep.stdout + rep.stderr
     assert rep.stdout.splitlines()[0] == rec.stdout.splitlines()[0]
     assert model_server.hits == []
+
+
+def test_a_program_that_cannot_start_records_nothing(cli, tmp_path):
+    for program in (["python", "nope.py"], ["python", "-m", "no_such_module_here"]):
+        out = cli("record", "--out", "miss.jsonl", "--", *program)
+        assert out.returncode == 2, out.stderr
+        assert "nothing was recorded" in out.stderr and "Traceback" not in out.stderr
+        assert not (tmp_path / "miss.jsonl").exists()
+    out = cli("record", "--out", "x.jsonl", "--")
+    assert out.returncode == 2 and "give the program after --" in out.stderr
+    out = cli("replay", "x.jsonl", "--allow-live", "--out", "y.jsonl", "--", "python", "-c", "pass")
+    assert out.returncode == 2 and "--allow-live only applies to --mode loose" in out.stderr

@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] in (["record"], ["replay"]) and "--" in args_list[1:-1]:
+    if args_list[:1] in (["record"], ["replay"]) and "--" in args_list[1:]:
         # `tracetui record|replay [OPTIONS] -- python app.py ARGS`: an unchanged program (cli.session_cmds)
         from tracetui.cli.session_cmds import run as run_program
 

@@ -43,8 +43,8 @@ COVERS = (
 )
 
 USAGE_RECORD = "tracetui record [--read-tools a,b] [--out TRACE.jsonl] [--force] -- python app.py ARGS"
-USAGE_REPLAY = ("tracetui replay TRACE [--mode strict|loose] [--llm frozen|live] [--out REPLAY.jsonl] [--force] "
-                "-- python app.py ARGS")
+USAGE_REPLAY = ("tracetui replay TRACE [--mode strict|loose [--allow-live]] [--llm frozen|live] [--out REPLAY.jsonl] "
+                "[--force] -- python app.py ARGS")
 
 
 class _UsageError(Exception):
@@ -77,7 +77,10 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--out", default="replay.jsonl", metavar="REPLAY.jsonl",
                        help="the replay trace to create (default: replay.jsonl)")
         p.add_argument("--mode", choices=("strict", "loose"), default="strict",
-                       help="strict: a miss is a divergence (default); loose: likewise, never sent live")
+                       help="strict: a miss is a divergence (default); loose: likewise, unless --allow-live")
+        p.add_argument("--allow-live", action="store_true",
+                       help="loose mode: a read-list tool the recording does not cover may reach the live tool "
+                            "(never a write, never a tool read only on an MCP hint)")
         p.add_argument("--llm", choices=("frozen", "live"), default="frozen",
                        help="frozen: serve the recorded model outputs (default); live: call the model again")
         p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
@@ -96,6 +99,10 @@ def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     split = argv.index("--", 1)
     command, options, program = argv[0], argv[1:split], argv[split + 1:]
     parser = build_parser(command)
+    if not program:
+        print(f"tracetui {command}: error: give the program after --: "
+              f"{USAGE_RECORD if command == 'record' else USAGE_REPLAY}", file=err)
+        return EXIT_ERROR
     try:
         args = parser.parse_args(options)
     except _UsageError as exc:
@@ -128,6 +135,8 @@ def child_command(program: Sequence[str]) -> list[str]:
             rest = rest[take:]
         if not rest:
             raise HarnessError(f"give the program to run: {shlex.join(program)} app.py ARGS")
+        if not rest[0].startswith("-") and not os.path.isfile(rest[0]):
+            raise HarnessError(f"can't open file {rest[0]!r}: no such file (from {os.getcwd()}); nothing was recorded")
         return [python, *flags, "-m", "tracetui.integrations.autopatch", *rest]
     if head.endswith(".py") and os.path.isfile(head):
         return [sys.executable, "-m", "tracetui.integrations.autopatch", head, *rest]
@@ -170,8 +179,10 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
         recording = args.trace.split("#", 1)[0]
         if os.path.exists(recording) and os.path.exists(args.out) and os.path.samefile(recording, args.out):
             raise HarnessError(f"--out {args.out} is the recording being replayed; write the replay to another file")
+        if args.allow_live and args.mode != "loose":
+            raise HarnessError("--allow-live only applies to --mode loose (a strict replay never reaches a live system)")
         read_trace(args.trace)  # a ReadError here is a usage error, before the program starts
-        config.update(mode=args.mode, llm=args.llm, recording=_abs_trace(args.trace))
+        config.update(mode=args.mode, llm=args.llm, recording=_abs_trace(args.trace), allow_live=args.allow_live)
     if config["key_file"]:
         config["key_file"] = os.path.abspath(config["key_file"])
     cmd = child_command(program)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import json
 import os
 import runpy
@@ -241,6 +242,11 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
         sys.argv = ["-c", *args]
         sys.path[0] = ""
         agent = "python-c"
+    if kind == "module" and importlib.util.find_spec(target) is None:
+        message = f"no module named {target!r}; nothing was recorded"
+        _write_report(report_path, {"error": message})
+        print(f"tracetui: error: {message}", file=sys.stderr)
+        return EXIT_TRACETUI_ERROR
     install()
     from tracetui.core.errors import TracetuiError
     from tracetui.core.harness.ambient import record_session, replay_session
@@ -255,7 +261,8 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
         else:
             session = replay_session(config["recording"], config["out"], mode=mode, llm=config.get("llm", "frozen"),
                                      read_tools=config.get("read_tools") or (), overwrite=bool(config.get("force")),
-                                     key_file=config.get("key_file"), input={"argv": args})
+                                     key_file=config.get("key_file"), input={"argv": args},
+                                     allow_live=bool(config.get("allow_live")))
             recorded_exit = recorded_exit_code(session.recording)
         session.__enter__()
     except (TracetuiError, OSError) as exc:

@@ -43,8 +43,7 @@ def _prepare(session: HarnessSession, request: httpx.Request, api: str) -> tuple
     req = wire.parse_request(api, request.content)
     inputs: dict[str, Any] = {"provider": _PROVIDER[api], "api": api, "tool_schemas_hash": req.tools_hash,
                               "wire_request": {"method": request.method, "path": request.url.path, "body": req.body}}
-    if req.system:
-        inputs["prompt_hash"] = session.saw_system_prompt(req.system)
+    inputs["prompt_hash"] = session.saw_system_prompt(req.system)  # '' (no system prompt) is a prompt too
     return req, inputs
 
 

@@ -179,3 +179,24 @@ def test_the_agent_error_is_the_root_spans_and_goes_on():
     root = [s for s in read_trace("rec.jsonl").spans if s.parent_id is None][0]
     assert root.status.value == "error" and root.data["output"] == {"error_type": "StopIteration",
                                                                      "message": "StopIteration"}
+
+
+def test_tool_schemas_are_compared_tool_by_tool():
+    """The header keeps each tool's schema hash; a replay notes only a tool both runs met whose
+    schema changed, not the tools a replay that stopped early never reached."""
+    with tracetui.record(out="rec.jsonl") as session:
+        session.output = agent("A1")
+    schemas = read_trace("rec.jsonl").header["tool_schemas"]
+    assert set(schemas) >= {"lookup_order", "refund"}
+    with pytest.raises(UnrecordedCall):
+        with tracetui.replay("rec.jsonl", out="stopped.jsonl") as stopped:
+            agent("A2")  # stops at the first read: refund never met
+    assert not any("tool schemas differ" in n for n in stopped.result.outcome.notes)
+
+    @tracetui.tool(read=True, name="lookup_order")
+    def lookup_order_v2(order_id: str, *, verbose: bool = False, region: str = "eu") -> dict:
+        return {"order_id": order_id, "status": "shipped", "email": "jane@example.com"}
+
+    with tracetui.replay("rec.jsonl", out="changed.jsonl") as changed:
+        lookup_order_v2("A1")
+    assert "tool schemas differ from the recording's: lookup_order" in changed.result.outcome.notes

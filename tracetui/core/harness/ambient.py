@@ -326,18 +326,21 @@ class HarnessSession:
     def _end_header(self) -> dict[str, Any]:
         tools = {**_DECLARED_TOOLS, **self._tools_seen}
         reads = sorted(name for name in tools if self.is_read(name))
+        per_tool = {name: hashlib.sha256(canonical_json(schema)).hexdigest()[:16] for name, schema in tools.items()}
         more: dict[str, Any] = {"read_tools": sorted(set(reads) | self._explicit_reads),
                                 "tool_schema_hash": hashlib.sha256(canonical_json(
-                                    {"tools": tools, "read_tools": reads})).hexdigest()[:16]}
+                                    {"tools": tools, "read_tools": reads})).hexdigest()[:16],
+                                "tool_schemas": per_tool}
         if self._hinted:
             more["hinted_read_tools"] = sorted(self._hinted)
         if self._system_prompts:
             more["prompt_hash"] = hashlib.sha256(canonical_json(list(self._system_prompts))).hexdigest()[:16]
         if self.recording is not None:
-            recorded = self.recording.header.get("tool_schema_hash")
-            if isinstance(recorded, str) and recorded != more["tool_schema_hash"] and tools:
-                self.notes.append(f"tool schemas differ from the recording's ({recorded} -> "
-                                  f"{more['tool_schema_hash']})")
+            recorded = self.recording.header.get("tool_schemas")
+            if isinstance(recorded, Mapping):  # only tools both runs met: a run that stopped early met fewer
+                changed = sorted(n for n, h in per_tool.items() if n in recorded and recorded[n] != h)
+                if changed:
+                    self.notes.append(f"tool schemas differ from the recording's: {', '.join(changed)}")
         return more
 
 

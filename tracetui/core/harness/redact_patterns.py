@@ -147,8 +147,9 @@ RULE_PATTERNS: dict[str, str] = {
     # the Luhn check digit, and a first digit of 2-6 (ISO/IEC 7812 major
     # industry identifiers of payment cards: Mir/Mastercard 2, Amex/JCB/Diners
     # 3, Visa 4, Mastercard 5, Discover/UnionPay 6), which keeps millisecond
-    # timestamps and snowflake ids (starting with 1) from becoming cards.
-    "cd": r"[0-9](?<![\w.][0-9])(?<![0-9][ -][0-9])(?:[ -]?[0-9]){12,18}(?![0-9]|\.[0-9])",
+    # timestamps and snowflake ids (starting with 1) from becoming cards. Not
+    # inside a word on either side: a hex span id ("6374276302398fb9") is no card.
+    "cd": r"[0-9](?<![\w.][0-9])(?<![0-9][ -][0-9])(?:[ -]?[0-9]){12,18}(?!\w|\.[0-9])",
 }
 COMPILED = {name: re.compile(p) for name, p in RULE_PATTERNS.items()}
 PATTERN_RULE = {
