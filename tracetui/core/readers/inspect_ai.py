@@ -166,6 +166,12 @@ def _scan_local_headers(data: bytes) -> tuple[dict[str, bytes | None], list[str]
 # -- the reader ---------------------------------------------------------------------------
 
 
+
+def member_cap(zip_bytes: int) -> int:
+    """The most bytes one zip member may expand to: 20x the zip's size plus 256 MiB (a real log's
+    members compress 5-15x; a zip bomb's, thousands of times)."""
+    return 20 * zip_bytes + (256 << 20)
+
 class InspectAiReader:
     """Reads inspect-ai eval logs (``.json`` and ``.eval``)."""
 
@@ -232,6 +238,7 @@ class _Reading:
             raise ReadError(self.path, "no sample could be loaded" + (f"; first problem: {self.issues[0]}" if self.issues else ""))
 
     def read_zip(self, data: bytes) -> None:
+        """Read an ``.eval`` zip's members (each capped by ``member_cap``)."""
         members: dict[str, bytes | None] = {}
         names: list[str]
         read: Callable[[str], bytes | None]
@@ -249,12 +256,20 @@ class _Reading:
             names = list(members)
             read = members.get
         else:
+            cap = member_cap(len(data))
+
             def read(name: str) -> bytes | None:
                 try:
-                    return zf.read(name)
+                    with zf.open(name) as fh:
+                        raw = fh.read(cap + 1)  # never more than the cap, whatever the header claims
                 except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
                     self.issue(name, f"zip member unreadable ({exc}); skipped")
                     return None
+                if len(raw) > cap:
+                    self.issue(name, f"zip member expands past {cap:,} bytes from a {len(data):,}-byte file "
+                                     "(a zip bomb?); skipped")
+                    return None
+                return raw
 
         header: dict[str, Any] = {}
         for hname in ("header.json", "_journal/start.json"):

@@ -168,14 +168,19 @@ def _rounded(raw: bytes, d: bytes) -> bool:
     return False
 
 
+_INT_DIGITS_MAX = 4300
+"""Python's default limit for converting a decimal literal to ``int`` (``sys.get_int_max_str_digits``)."""
+
+
 class _Careful:
     """Hooks of a standard-library parse that note what orjson would have lost or refused."""
 
-    __slots__ = ("big", "constants", "dups", "overflow")
+    __slots__ = ("big", "constants", "dups", "huge", "overflow")
 
     def __init__(self) -> None:
         self.constants: list[str] = []
         self.big: list[int] = []
+        self.huge: list[str] = []
         self.overflow: list[str] = []
         self.dups: list[tuple[dict[str, Any], list[str]]] = []
 
@@ -184,7 +189,11 @@ class _Careful:
         self.constants.append(s)
         return s
 
-    def int(self, s: str) -> int:
+    def int(self, s: str) -> Any:
+        if len(s) > _INT_DIGITS_MAX:  # Python refuses to convert it (and converting is quadratic): kept as text
+            text = "".join(s)  # a fresh object, found again by identity in ``_locate``
+            self.huge.append(text)
+            return text
         n = int(s)
         if len(s) > 18 and not _INT_MIN <= n <= _INT_MAX:
             self.big.append(n)
@@ -211,9 +220,9 @@ class _Careful:
         return d
 
     def report(self, path: str, value: Any, issues: list[ReadIssue], line: int | None) -> None:
-        if not (self.constants or self.big or self.overflow or self.dups):
+        if not (self.constants or self.big or self.huge or self.overflow or self.dups):
             return
-        wanted: dict[int, Any] = {id(x): x for x in (*self.constants, *self.big, *self.overflow)}
+        wanted: dict[int, Any] = {id(x): x for x in (*self.constants, *self.big, *self.huge, *self.overflow)}
         wanted.update((id(d), d) for d, _ in self.dups)
         where = _locate(value, wanted)
         if self.constants:
@@ -230,6 +239,11 @@ class _Careful:
             issues.append(ReadIssue(path, line, where.get(id(self.big[0]), ""),
                                     f"{len(self.big)} integer(s) beyond 64 bits (first: {first[:40]}) kept exact; "
                                     "read with Python's json (slower)", "warning"))
+        if self.huge:
+            issues.append(ReadIssue(path, line, where.get(id(self.huge[0]), ""),
+                                    f"{len(self.huge)} integer literal(s) of more than {_INT_DIGITS_MAX} digits "
+                                    f"(first: {len(self.huge[0])} digits, {self.huge[0][:20]}…) kept as text",
+                                    "warning"))
         for d, keys in self.dups:
             names = ", ".join(repr(k) for k in keys)
             issues.append(ReadIssue(path, line, where.get(id(d), ""),

@@ -77,6 +77,32 @@ _YAML_KEY = re.compile(rb"(?m)^interactions:[ \t]*(?:#.*)?\r?$")
 _YAML_ITEM = re.compile(r"(?m)^-[ \n\r]")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+YAML_NODE_BUDGET = 5_000_000
+"""The most nodes a cassette's YAML may expand to once its aliases are followed: a real cassette of
+hundreds of MB stays far below; 10 KB of nested aliases would otherwise take many GB."""
+
+
+def _expanded_size(root: Any, budget: int) -> int:
+    """How many nodes ``root`` (a composed YAML node graph, aliases shared) stands for once every
+    alias is expanded, counting up to just past ``budget`` (each distinct node sized once, bottom up)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes and not done:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            sizes[key] = 1
+            continue
+        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+            continue
+        sizes[key] = min(budget + 1, 1 + sum(sizes.get(id(c), 1) for c in children))
+    return sizes.get(id(root), 1)
+
 _REQUEST_HEADERS = ("content-type", "user-agent", "anthropic-version", "openai-beta")
 _RESPONSE_HEADERS = ("content-type", "content-encoding", "date", "x-request-id", "request-id", "openai-processing-ms",
                      "openai-version", "retry-after", "x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens",
@@ -344,7 +370,13 @@ class _Reading(FileReading):
             return load_json(self.path, body, self.issues), None
         loader = _Loader(body)
         try:
-            doc = loader.get_single_data()
+            node = loader.get_single_node()
+            if node is not None:
+                expanded = _expanded_size(node, YAML_NODE_BUDGET)
+                if expanded > YAML_NODE_BUDGET:
+                    raise ReadError(self.path, f"YAML aliases expand this {len(body):,}-byte file to more than "
+                                    f"{YAML_NODE_BUDGET:,} nodes (an alias bomb?); not read")
+            doc = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
