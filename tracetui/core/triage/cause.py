@@ -36,7 +36,8 @@ from tracetui.core.model import Span, SpanKind, Status, Trace
 from tracetui.core.triage.path import Evidence, call_key, describe_call, short
 from tracetui.core.triage.standins import run_prompt
 
-__all__ = ["CONFIG_FIELDS", "CONFIG_RUN_FIELDS", "Cause", "find_cause", "header_config_changes", "stale_reads"]
+__all__ = ["CONFIG_FIELDS", "CONFIG_RUN_FIELDS", "Cause", "config_key", "find_cause", "header_config_changes",
+           "stale_reads"]
 
 CONFIG_FIELDS = ("llm.prompt_version", "llm.prompt_id", "llm.params", "llm.tool_schemas_hash", "llm.model",
                  "llm.provider", "tool.tool_version", "retrieval.index_version")
@@ -134,7 +135,7 @@ def find_cause(diff: TraceDiff, at: Evidence | None) -> Cause | None:
         if conf and o is not None and r is not None:
             found = Cause("config", "config_field", conf, o, r,
                           f"{_name(span)} ({span.kind.value}) runs with changed {', '.join(conf[:3])}",
-                          "config " + " ".join(sorted({_strip_index(c) for c in conf})), skipped)
+                          config_key(conf), skipped)
             break
         if span.kind is SpanKind.LLM:
             if o is not None and r is not None and call_key(o) == call_key(r):
@@ -176,13 +177,33 @@ def find_cause(diff: TraceDiff, at: Evidence | None) -> Cause | None:
                 and o is not None):
             found = Cause("config", "decision_changed", [f"{o.name}: " + ", ".join(f.path for f in d.fields)], o, r,
                           f"decision {o.name} differs while everything before it matched: a rule changed",
-                          f"config decision {o.name}", skipped)
+                          config_key([f"{o.name}: decision"]), skipped)
             break
     return found or model
 
 
-def _strip_index(path: str) -> str:
-    return path.split("[", 1)[0]
+_CONFIG_KINDS = (("prompt", ("llm.prompt_version", "llm.prompt_id", "prompt_versions", "system_prompt_hash")),
+                 ("model", ("llm.model", "llm.provider", "model")),
+                 ("tool_schema", ("llm.tool_schemas_hash", "tool_schema_hash")),
+                 ("tool_version", ("tool.tool_version", "tool_versions")),
+                 ("index_version", ("retrieval.index_version",)),
+                 ("params", ("llm.params",)))
+
+
+def config_key(fields: list[str]) -> str:
+    """The batch key of a config change: ``config`` and what changed, one word per kind
+    (``config model``, ``config prompt tool_version``), whichever field path showed it; a decision
+    rule keeps its name (``config decision route``)."""
+    kinds = []
+    for f in fields:
+        for name, prefixes in _CONFIG_KINDS:
+            if f == prefixes[0] or f.startswith(tuple(p + c for p in prefixes for c in (".", "[", ""))):
+                kinds.append(name)
+                break
+        else:
+            kinds.append("decision " + f.split(":", 1)[0] if ":" in f else f.split("[", 1)[0])
+    return "config " + " ".join(sorted(set(kinds)))
+
 
 
 def _values(value: Any, out: set[str]) -> set[str]:

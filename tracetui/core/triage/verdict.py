@@ -52,7 +52,7 @@ from tracetui.core.triage.path import describe_call as _describe_call
 from tracetui.core.triage.path import failed as _failed
 from tracetui.core.triage.path import root as _root
 from tracetui.core.triage.path import short as _short
-from tracetui.core.triage.cause import Cause, find_cause, header_config_changes, stale_reads
+from tracetui.core.triage.cause import Cause, config_key, find_cause, header_config_changes, stale_reads
 from tracetui.core.triage.replayability import Finding, Replayability, assess
 from tracetui.core.diff.report import run_changes
 
@@ -468,7 +468,7 @@ def _verdict(original: Trace, hard: list[Finding], reproduction: Reproduction | 
         if header:
             reasons.append(Reason("header_change", t.label, "the run header changed "
                                   f"{', '.join(header[:4])}: a config change by itself"))
-        key = "config " + " ".join(sorted({c.split("[", 1)[0] for c in t.config_change if c != "code_version"}))
+        key = config_key([c for c in t.config_change if c != "code_version"])
         return "code_or_config_change", ev, (f"{t.label} ran with a change of code or configuration "
                                              f"({', '.join(t.config_change[:3])}) and left the original's path; "
                                              "judge the change, not the model"), "high", reasons, key
