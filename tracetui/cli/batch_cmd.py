@@ -74,6 +74,10 @@ def render_batch_text(report: dict[str, Any]) -> str:
         for c in g["cases"]:
             shown.append(f"{safe(c['name'])}  (row {c['row']}){_verdict(c)}{label_text(c.get('label'))}")
         _names(lines, shown, "       ")
+    if report["no_divergence"]:
+        lines.append("")
+        lines.append(f"{n_ok:>4} × no divergence")
+        _names(lines, [safe(c["name"]) + _verdict(c) for c in report["no_divergence"]], "       ")
     causes = report.get("causes") or []
     if causes:
         lines.append("")
@@ -83,10 +87,6 @@ def render_batch_text(report: dict[str, Any]) -> str:
                      if c["split_by_wording"] else "")
             lines.append(f"{c['count']:>4} × {c['verdict']}  {safe(c['cause'] or '-')}{split}")
             _names(lines, [safe(n) for n in c["cases"]], "       ")
-    if report["no_divergence"]:
-        lines.append("")
-        lines.append(f"{n_ok:>4} × no divergence")
-        _names(lines, [safe(c["name"]) + _verdict(c) for c in report["no_divergence"]], "       ")
     if report["errors"]:
         lines.append("")
         lines.append(f"unreadable ({n_err}):")
