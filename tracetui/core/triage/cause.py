@@ -142,10 +142,12 @@ def find_cause(diff: TraceDiff, at: Evidence | None) -> Cause | None:
                 if d.type is DivergenceType.DECISION_MISMATCH:
                     skipped += 1  # worded otherwise: the reproduction check ignores it
                 continue  # same request as far as the path goes (history carries earlier differences)
-            if o is not None and r is not None and model is None:
-                model = Cause("model", "model_decided", [f.path for f in d.fields][:3], o, r,
-                              f"the model asked for other calls: {describe_call(r)} instead of {describe_call(o)}",
-                              "model", skipped)
+            if model is None:
+                text = (f"the model asked for other calls: {describe_call(r)} instead of {describe_call(o)}"
+                        if o is not None and r is not None else
+                        f"the model went on where the original stopped: {describe_call(r)}" if r is not None else
+                        f"the model stopped where the original went on: {describe_call(o)}" if o is not None else "")
+                model = Cause("model", "model_decided", [f.path for f in d.fields][:3], o, r, text, "model", skipped)
             continue
         if span.kind in _READS and o is not None and r is not None:
             fields = ", ".join(f.path for f in d.fields[:3])

@@ -368,13 +368,14 @@ def _spans(ctx: _Ctx) -> None:
                 hit = None if raw is None else scan(raw, markers=True, caps=True, json_any=True)
                 if hit is not None:  # a reader kept the attribute it could not parse: say why
                     _add_trunc(ctx, s, "llm.messages", raw, hit)
-                else:
-                    ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.messages",
+                else:  # the answer is there: a replay can serve it; only the input check is lost
+                    ctx.raws.append(_Raw(s, "missing_field", "partial", "llm.messages",
                                          f"llm span {s.span_id!r} has no llm.messages: the rendered messages "
-                                         "actually sent were not recorded, so a replay cannot check or reproduce the "
-                                         "model's input",
+                                         "actually sent were not recorded, so a replay cannot check the model's input",
                                          "have no llm.messages: the rendered messages actually sent were not "
-                                         "recorded"))
+                                         "recorded",
+                                         workaround="the run's earlier spans (the answers and tool outputs before "
+                                                    "each call) stand for the input; the recorded answer is served"))
             else:
                 if type(msgs) is str:
                     hit = scan(msgs, markers=True, caps=True, json_any=True)

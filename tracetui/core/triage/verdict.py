@@ -345,7 +345,7 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
     if verdict is not None:
         reasons = _reasons_before(rep, reproduction) + reasons
         confidence = base
-        if caveats and verdict != "not_replayable":
+        if caveats and verdict != "not_replayable" and base != CONFIDENCE[-1]:
             confidence = CONFIDENCE[min(CONFIDENCE.index(base) + 1, len(CONFIDENCE) - 1)]
             reasons.append(Reason("confidence", "step 1", f"{base} lowered to {confidence} by {len(caveats)} "
                                   f"caveat{'s' if len(caveats) != 1 else ''} ("
