@@ -51,7 +51,11 @@ def test_text_lists_groups_largest_first_with_their_cases(cases_dir: Path) -> No
     assert code == 1 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"{cases_dir}: 25 pairs: 19 diverged in 5 groups, 5 with no divergence, 1 unreadable"
-    headers = [line for line in lines if " × " in line]
+    by_cause = lines.index("by cause (the verdict and what caused it; one cause may span several groups above):")
+    causes = [line for line in lines[by_cause:] if " × " in line]
+    assert causes[:2] == ["   9 × data_or_integration  integration tool get_billing_account",
+                          "   6 × code_or_config_change  config prompt"]
+    headers = [line for line in lines if " × " in line and line not in causes]
     assert headers == [
         "   9 × args_mismatch  tool get_billing_account  [tool.arguments.account_id]",
         "   6 × input_mismatch  llm scripted-scheduler  [llm.messages[].content, llm.prompt_version]",

@@ -73,10 +73,13 @@ def test_bundled_samples_are_replayable(name):
 
 def test_otlp_twin_lacks_prompt_versions_and_clock():
     rep = assess(read_trace(SAMPLES / "order_lookup" / "original.otlp.json"))
-    assert rep.verdict == "not_replayable"
+    assert rep.verdict == "partial"  # both are caveats, each with its stand-in
     assert codes(rep) == {("no_clock", "header.clock"), ("missing_field", "llm.prompt_version")}
     prompt = next(f for f in rep.findings if f.code == "missing_field")
-    assert prompt.reason.startswith("2 llm spans (") and "fix the instrumentation" in prompt.reason
+    assert prompt.reason.startswith("2 llm spans (") and prompt.grade == "caveat"
+    assert "rendered system prompt's hash (sha256:" in prompt.workaround
+    clock = rep.findings[0]
+    assert clock.code == "no_clock" and "root span's start time, 20" in clock.workaround and "(inferred)" in clock.workaround
     assert rep.findings[0].span_id is None  # run-level first
 
 
@@ -310,11 +313,15 @@ def test_verdict_order_and_json():
     rep = assess(run(tool(output=None), llm(prompt_version=None), header={**GOOD, "clock": {},
                                                                        "prompt_versions": {}}))
     assert [f.span_id for f in rep.findings] == [None, "s1", "s2"]
-    assert rep.verdict == "not_replayable" and rep.per_span == {"s1": "not_replayable", "s2": "not_replayable"}
+    assert rep.verdict == "not_replayable" and rep.per_span == {"s1": "not_replayable", "s2": "partial"}
+    assert [f.grade for f in rep.findings] == ["caveat", "blocker", "caveat"]
+    assert rep.blockers == [rep.findings[1]] and rep.caveats == [rep.findings[0], rep.findings[2]]
     j = rep.to_json()
     assert set(j) == {"verdict", "findings", "spans"} and j["spans"] == rep.per_span
-    assert j["findings"][0] == {"span_id": None, "code": "no_clock", "severity": "partial",
-                                "reason": rep.findings[0].reason, "field": "header.clock"}
+    assert j["findings"][0] == {"span_id": None, "code": "no_clock", "severity": "partial", "grade": "caveat",
+                                "reason": rep.findings[0].reason, "field": "header.clock",
+                                "workaround": rep.findings[0].workaround}
+    assert j["findings"][1]["workaround"] is None
     json.dumps(j)
     assert all(f.severity in SEVERITIES for f in rep.findings) and rep.verdict in VERDICTS
     with pytest.raises(AttributeError):

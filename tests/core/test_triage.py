@@ -114,10 +114,17 @@ def test_truncated_output_is_not_replayable(cases: dict[str, Path]) -> None:
     assert [s.state for s in result.steps][0] == "failed"
 
 
-def test_missing_prompt_version_is_not_replayable(cases: dict[str, Path]) -> None:
-    result = triage(read_trace(cases["unversioned"]))
-    assert result.verdict == "not_replayable"
-    assert any("prompt" in e.reason for e in result.evidence)
+def test_missing_prompt_version_is_a_caveat_that_lowers_confidence(cases: dict[str, Path]) -> None:
+    alone = triage(read_trace(cases["unversioned"]))
+    assert alone.verdict is None and alone.steps[0].state == "passed"  # a caveat does not stop triage
+    result = triage(read_trace(cases["unversioned"]), runs(cases["same"]))
+    assert result.verdict == "model_or_prompt" and result.confidence == "medium"  # high, lowered by the caveat
+    (caveat,) = [f for f in result.caveats if f.field == "llm.prompt_version"]
+    assert caveat.grade == "caveat" and "rendered system prompt's hash" in caveat.workaround
+    assert [r.rule for r in result.reasons] == ["caveats", "reproduction", "most_reproduce", "confidence"]
+    doc = triage_json(result)
+    assert doc["confidence"] == "medium" and doc["reasons"][-1]["rule"] == "confidence"
+    assert doc["caveats"][0]["workaround"] == caveat.workaround
 
 
 def test_rare_comeback_is_variance(cases: dict[str, Path]) -> None:

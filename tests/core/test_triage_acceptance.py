@@ -128,15 +128,16 @@ def test_otel_export_with_a_cut_attribute_is_not_replayable(tmp_path: Path) -> N
         == {("truncated_output", "aaa19b7ec3c1b171")}
 
 
-def test_missing_prompt_version_is_not_replayable(runs) -> None:  # type: ignore[no-untyped-def]
+def test_missing_prompt_version_is_a_caveat(runs) -> None:  # type: ignore[no-untyped-def]
+    """No prompt version: a caveat (the system prompt's hash stands for it); triage waits for a replay."""
     nov = runs["nov.jsonl"]
     doc = triage_json(nov)
     llm = [s["span_id"] for s in spans(nov) if s["kind"] == "llm"]
-    assert doc["verdict"] == "not_replayable" and doc["reproduction"] is None
-    assert [e["span_id"] for e in doc["evidence"]] == [llm[0]]
+    assert doc["verdict"] is None and doc["reproduction"] is None and doc["steps"][0]["state"] == "passed"
     (finding,) = doc["replayability"]["findings"]
-    assert (finding["code"], finding["field"]) == ("missing_field", "llm.prompt_version")
-    assert doc["replayability"]["spans"] == dict.fromkeys(llm, "not_replayable")
+    assert (finding["code"], finding["field"], finding["grade"]) == ("missing_field", "llm.prompt_version", "caveat")
+    assert "system prompt's hash" in finding["workaround"]
+    assert doc["replayability"]["spans"] == dict.fromkeys(llm, "partial")
 
 
 def test_failure_that_comes_back_with_recorded_tools(runs) -> None:  # type: ignore[no-untyped-def]
@@ -320,14 +321,14 @@ async def _panel(pilot):  # type: ignore[no-untyped-def]
     return screen.result, text
 
 
-async def test_tui_triage_not_replayable_and_no_divergence(runs) -> None:  # type: ignore[no-untyped-def]
+async def test_tui_triage_caveat_and_no_divergence(runs) -> None:  # type: ignore[no-untyped-def]
     from tracetui.tui import TraceTuiApp
 
     app = TraceTuiApp(str(runs["nov.jsonl"]), str(runs["nov.jsonl"]))
     async with app.run_test(size=(120, 36)) as pilot:
         result, text = await _panel(pilot)
-        assert result.verdict == "not_replayable" and result.steps[0].state == "failed"
-        assert "llm.prompt_version" in text and "not_replayable" in text
+        assert result.verdict == "model_or_prompt" and result.steps[0].state == "passed"
+        assert result.confidence == "low" and "llm.prompt_version" in text and "workaround" in text
         await pilot.press("escape")
     app = TraceTuiApp(str(runs["bad.jsonl"]), str(runs["bad.jsonl"]))
     async with app.run_test(size=(120, 36)) as pilot:

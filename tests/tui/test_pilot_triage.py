@@ -80,7 +80,11 @@ async def test_t_shows_the_three_steps_of_each_sample(name: str) -> None:
         assert [h.split()[-1] for h in headings] == [s.state for s in expected.steps]
         assert expected.verdict is not None and expected.verdict in str(screen.query_one("#triage-title").content)
         step3 = [i for i in screen.items if i.step == 3]
-        assert [(i.target.span_id, i.target.side) for i in step3] == [(e.span_id, e.side) for e in expected.evidence]
+        n = len(expected.evidence)
+        assert [(i.target.span_id, i.target.side) for i in step3[:n]] == \
+            [(e.span_id, e.side) for e in expected.evidence]
+        # then the reason chain: which rule fired, on what
+        assert [i.target.why for i in step3[n:]] == [r.text for r in expected.reasons]
         trials = [i for i in screen.items if i.step == 2]
         assert len(trials) == 1 and ("not reproduced" in trials[0].text) != expected.reproduction.per_trial[0].reproduced  # type: ignore[union-attr]
         await pilot.press("escape")

@@ -43,7 +43,9 @@ def _names(lines: list[str], names: list[str], indent: str = "    ") -> None:
 
 
 def _verdict(case: dict[str, Any]) -> str:
-    return f"  verdict {case['verdict']}" if case.get("verdict") else ""
+    if not case.get("verdict"):
+        return ""
+    return f"  verdict {case['verdict']}" + (f" ({safe(case['cause'])})" if case.get("cause") else "")
 
 
 def render_batch_text(report: dict[str, Any]) -> str:
@@ -76,6 +78,15 @@ def render_batch_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"{n_ok:>4} × no divergence")
         _names(lines, [safe(c["name"]) + _verdict(c) for c in report["no_divergence"]], "       ")
+    causes = report.get("causes") or []
+    if causes:
+        lines.append("")
+        lines.append("by cause (the verdict and what caused it; one cause may span several groups above):")
+        for c in causes:
+            split = (f"  — one cause split over {len(c['signatures'])} first-divergence groups by wording"
+                     if c["split_by_wording"] else "")
+            lines.append(f"{c['count']:>4} × {c['verdict']}  {safe(c['cause'] or '-')}{split}")
+            _names(lines, [safe(n) for n in c["cases"]], "       ")
     if report["errors"]:
         lines.append("")
         lines.append(f"unreadable ({n_err}):")

@@ -175,10 +175,18 @@ def _print(result: Any, original: Trace, replays: list[Trace], args: argparse.Na
         p("verdict: none yet" + ("" if result.replayability.verdict == "not_replayable" else
                                  f" (replay it: tracetui triage {args.original} --agent AGENT --trials 3)"))
         return
-    p(f"verdict: {result.verdict}")
+    p(f"verdict: {result.verdict}" + (f" (confidence {result.confidence})" if result.confidence else ""))
     p("evidence:")
     for e in result.evidence:
         p(f"  - {_where(e, names, rnames)}{safe(e.reason)}")
+    if result.reasons:
+        p("why:")
+        for r in result.reasons:
+            p(f"  - {r.rule} [{safe(r.on)}]: {safe(r.text)}")
+    if result.caveats and result.verdict != "not_replayable":
+        p("caveats (listed with the verdict; each lowers its confidence):")
+        for f in result.caveats:
+            p(f"  - {f.field or f.code}: {safe(f.workaround or '')}")
     if kept:
         p(f"replays kept in {kept}")
 

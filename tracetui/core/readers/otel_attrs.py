@@ -193,7 +193,10 @@ def _system_message(value: Any) -> dict[str, Any] | None:
 
 
 def _input_messages(a: _Attrs, ev_in: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    msgs = normalize_messages(a.first("gen_ai.input.messages"))
+    raw = a.first("gen_ai.input.messages")
+    msgs = normalize_messages(raw)
+    if msgs is None and isinstance(raw, str):
+        a.used.discard("gen_ai.input.messages")  # unreadable (cut by an exporter?): kept for triage to judge
     if msgs is None:
         for prefix in ("gen_ai.prompt", "llm.input_messages"):
             fam = a.family(prefix)
@@ -279,6 +282,8 @@ def _llm(a: _Attrs, events: list[dict[str, Any]]) -> dict[str, Any]:
     raw_out = a.first("gen_ai.output.messages")
     finish = None
     out_msgs = normalize_messages(raw_out, "assistant") if raw_out is not None else None
+    if out_msgs is None and isinstance(raw_out, str):
+        a.used.discard("gen_ai.output.messages")  # unreadable (cut by an exporter?): kept for triage to judge
     if out_msgs is not None:
         finish = first_finish_reason(raw_out)
     else:
@@ -334,10 +339,15 @@ def _tool(a: _Attrs, name: str) -> dict[str, Any]:
             d["args_hash"] = args_hash(d["arguments"])
         except TypeError:
             pass
-    out = a.first("gen_ai.tool.call.result", "gen_ai.output", "tool_response", "output.value",
-                  "traceloop.entity.output")
+    out_keys = ("gen_ai.tool.call.result", "gen_ai.output", "tool_response", "output.value", "traceloop.entity.output")
+    out = a.first(*out_keys)
     if out is not None:
         d["output"] = parse_json_string(out)
+    else:
+        empty = next((k for k in out_keys if a.attrs.get(k) == ""), None)
+        if empty is not None:  # a tool that returned nothing: an output, not a missing one
+            a.used.add(empty)
+            d["output"] = ""
     return d
 
 

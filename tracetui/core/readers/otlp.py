@@ -413,6 +413,9 @@ class _Reading(FileReading):
             left["service.name"] = service
         if scope_name:
             left["otel.scope.name"] = scope_name
+        flags = sp.get("flags")
+        if type(flags) is int and flags:
+            left["otel.flags"] = flags  # bits 8-9: the parent is remote (triage: not an orphan)
         if events:
             kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
             if kept:

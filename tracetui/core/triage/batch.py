@@ -39,8 +39,13 @@ JSON shape (``BatchReport.to_json``, ``schema_version`` 1)::
                     "original_span_id", "replay_span_id",   # null on the missing side
                     "divergences",                 # how many the pair has in all
                     "label",                       # the reviewer label of the first divergence, or null
-                    "verdict"}]},                  # tracetui.core.triage's verdict on the pair, or null
+                    "verdict",                     # tracetui.core.triage's verdict on the pair, or null
+                    "cause"}]},                    # the verdict's cause ("config model.id", "data tool x"), or null
         ...],
+     "causes": [                                   # the diverged cases grouped by cause, largest first
+        {"verdict", "cause", "count", "cases": [names],
+         "signatures": [signature texts],          # the first-divergence groups the cause spans
+         "split_by_wording": bool}],               # one cause split over several signatures
      "no_divergence": [{"name", "original", "replay", "verdict"}],
      "errors": [{"name", "path", "message"}],      # a pair that could not be read or diffed
      "unpaired": ["runs/x/original.jsonl", ...],
@@ -254,6 +259,7 @@ class CaseResult:
     divergences: int
     label: Label | None = None
     verdict: str | None = None
+    cause: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         from tracetui.core.diff.labels import label_record
@@ -268,6 +274,7 @@ class CaseResult:
             "divergences": self.divergences,
             "label": label_record(self.label) if self.label is not None else None,
             "verdict": self.verdict,
+            "cause": self.cause,
         }
 
 
@@ -325,6 +332,26 @@ class BatchReport:
     verdicts: dict[str, str] = field(default_factory=dict)
 
     @property
+    def causes(self) -> list[dict[str, Any]]:
+        """The diverged cases grouped by (verdict, cause) rather than by first-divergence signature:
+        ``[{"verdict", "cause", "count", "cases", "signatures", "split_by_wording"}]``, largest first.
+        ``split_by_wording`` is true when one cause spans several signature groups (the same change
+        met at differently worded first divergences). Cases without a verdict are left out."""
+        found: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+        for g in self.groups:
+            for c in g.cases:
+                if c.verdict is None:
+                    continue
+                names, sigs = found.setdefault((c.verdict, c.cause or ""), ([], []))
+                names.append(c.case.name)
+                text = signature_text(g.signature)
+                if text not in sigs:
+                    sigs.append(text)
+        out = [{"verdict": v, "cause": k, "count": len(n), "cases": n, "signatures": sg,
+                "split_by_wording": len(sg) > 1} for (v, k), (n, sg) in found.items()]
+        return sorted(out, key=lambda x: (-x["count"], x["verdict"], x["cause"]))
+
+    @property
     def diverged(self) -> int:
         """How many cases diverged."""
         return sum(g.count for g in self.groups)
@@ -335,6 +362,7 @@ class BatchReport:
             "folder": self.folder,
             "cases": self.cases,
             "groups": [g.to_json() for g in self.groups],
+            "causes": self.causes,
             "no_divergence": [{"name": c.name, "original": c.original, "replay": c.replay,
                                "verdict": self.verdicts.get(c.name)} for c in self.no_divergence],
             "errors": [{"name": e.name, "path": e.path, "message": e.message} for e in self.errors],
@@ -390,7 +418,7 @@ def group(
                 case.name, blame, f"{blame}: internal error: {type(exc).__name__}: {exc} (a bug in tracetui; please report it)"))
         else:
             first = diff.first
-            verdict = _verdict(original, replay, case, report) if verdicts else None
+            verdict, cause = _verdict(original, replay, case, report) if verdicts else (None, None)
             if verdict is not None:
                 report.verdicts[case.name] = verdict
             if first is None:
@@ -409,6 +437,7 @@ def group(
                     divergences=len(diff.divergences),
                     label=label,
                     verdict=verdict,
+                    cause=cause,
                 ))
             del diff, original, replay  # one pair in memory at a time
         if progress is not None:
@@ -418,15 +447,16 @@ def group(
     return report
 
 
-def _verdict(original: Trace, replay: Trace, case: Case, report: BatchReport) -> str | None:
-    """The triage verdict of one pair, None (and a warning) when triage fails on it."""
+def _verdict(original: Trace, replay: Trace, case: Case, report: BatchReport) -> tuple[str | None, str | None]:
+    """The triage verdict of one pair and its cause, (None, None) and a warning when triage fails on it."""
     try:
         from tracetui.core.triage import triage
 
-        return triage(original, [replay]).verdict
+        result = triage(original, [replay])
+        return result.verdict, result.cause or None
     except Exception as exc:  # noqa: BLE001 - a verdict is extra: its failure must not cost the grouping
         report.warnings.append((case.name, f"no triage verdict: {type(exc).__name__}: {exc}"))
-        return None
+        return None, None
 
 
 def batch(folder: str, *, progress: Callable[[int, int], None] | None = None) -> BatchReport:

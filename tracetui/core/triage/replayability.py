@@ -40,11 +40,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracetui.core.canonical import parse_json_string
 from tracetui.core.model import Span, SpanKind, Status, Trace
 from tracetui.core.readers.tree import MISSING_PARENT, NOT_CAPTURED
 from tracetui.core.triage.nondeterminism import ArgumentCheck
-from tracetui.core.triage.truncation import TRUNCATION_CAPS, describe, scan, truncation, uncut_prefix
+from tracetui.core.triage.crosscheck import raw_messages, raw_output, remote_parent, seen_by_model
+from tracetui.core.triage.standins import inferred_clock, offered_tools, system_prompt_hash
+from tracetui.core.triage.truncation import TRUNCATION_CAPS, describe, scan, truncation
 
 __all__ = ["MAX_LISTED", "SEVERITIES", "TRUNCATION_CAPS", "VERDICTS", "Finding", "Replayability", "assess",
            "truncation"]
@@ -84,6 +85,12 @@ class Finding:
     severity: str
     reason: str
     field: str | None = None
+    workaround: str | None = None
+
+    @property
+    def grade(self) -> str:
+        """``blocker`` (replay impossible or a lie: stops triage) or ``caveat`` (weakens it; has a workaround)."""
+        return "blocker" if self.severity == "not_replayable" else "caveat"
 
 
 @dataclass(slots=True)
@@ -105,10 +112,20 @@ class Replayability:
         """``{"verdict", "findings": [{"span_id", "code", "severity", "reason", "field"}], "spans": {id: verdict}}``."""
         return {
             "verdict": self.verdict,
-            "findings": [{"span_id": f.span_id, "code": f.code, "severity": f.severity, "reason": f.reason,
-                          "field": f.field} for f in self.findings],
+            "findings": [{"span_id": f.span_id, "code": f.code, "severity": f.severity, "grade": f.grade,
+                          "reason": f.reason, "field": f.field, "workaround": f.workaround} for f in self.findings],
             "spans": dict(self.per_span),
         }
+
+    @property
+    def blockers(self) -> list[Finding]:
+        """The findings that stop triage (``severity`` ``not_replayable``)."""
+        return [f for f in self.findings if f.severity == "not_replayable"]
+
+    @property
+    def caveats(self) -> list[Finding]:
+        """The findings that weaken a replay, each with its ``workaround``."""
+        return [f for f in self.findings if f.severity != "not_replayable"]
 
 
 # -- truncation -------------------------------------------------------------------------
@@ -133,6 +150,8 @@ class _Raw:
     """Whether a group quotes its first member's reason (evidence that differs span to span)."""
     key: str = ""
     """Extra grouping key (a content-not-captured reason)."""
+    workaround: str = ""
+    """For a caveat: what stands in for what is missing, or what to do."""
 
 
 @dataclass(slots=True)
@@ -144,6 +163,8 @@ class _Ctx:
     marks: dict[str, str] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     blobs: dict[int, str] = field(default_factory=dict)
+    self_cut: set[str] = field(default_factory=set)
+    """Tool outputs the tool cut itself and the model read as they are: not truncation anywhere."""
 
 
 def assess(trace: Trace, *, tool_schema_hash: str | None = None) -> Replayability:
@@ -179,10 +200,14 @@ def _run_level(ctx: _Ctx, tool_schema_hash: str | None) -> None:
     h = ctx.header
     clock = h.get("clock")
     if not (isinstance(clock, Mapping) and clock.get("now")):
+        at = inferred_clock(ctx.trace)
         ctx.raws.append(_Raw(None, "no_clock", "partial", "header.clock",
                              "header.clock.now is not recorded: the time the agent was given is unknown, so a replay "
                              "cannot freeze its clock to it, and anything derived from now() (dates in prompts, "
-                             "'today' in arguments) may differ"))
+                             "'today' in arguments) may differ",
+                             workaround=(f"the root span's start time, {at} (inferred), stands for the clock: replay "
+                                         f"with that clock" if at else
+                                         "none: no span has a start time; give the replay a clock by hand")))
     recorded = h.get("tool_schema_hash") if isinstance(h.get("tool_schema_hash"), str) else None
     per_llm: dict[str, list[Span]] = {}
     uses_tools = False
@@ -195,16 +220,22 @@ def _run_level(ctx: _Ctx, tool_schema_hash: str | None) -> None:
             uses_tools = True
     if not recorded and not per_llm:
         if uses_tools:
+            offered = offered_tools(ctx.trace)
             ctx.raws.append(_Raw(None, "no_tool_schema_hash", "partial", "header.tool_schema_hash",
                                  "no tool-schema hash is recorded (neither header.tool_schema_hash nor "
                                  "llm.tool_schemas_hash): a replay cannot tell whether the recording was made against "
-                                 "the tool schemas the agent exposes now"))
+                                 "the tool schemas the agent exposes now",
+                                 workaround=(f"the {offered[1]} tool definitions offered to the model (llm span "
+                                             f"{offered[0].span_id!r}) stand for the hash" if offered else
+                                             "none recorded: the tools offered to the model are not in the trace; "
+                                             "a schema change shows only as calls that no longer match")))
     elif len(per_llm) > 1:
         (a, sa), (b, sb) = sorted(per_llm.items(), key=lambda kv: ctx.index[kv[1][0].span_id])[:2]
         ctx.raws.append(_Raw(sb[0], "tool_schema_changed", "partial", "llm.tool_schemas_hash",
                              f"the llm spans of this run saw {len(per_llm)} different tool-schema hashes "
                              f"({a!r} from span {sa[0].span_id!r}, {b!r} from span {sb[0].span_id!r}): the tools "
-                             "changed during the run, so one recording cannot serve every call"))
+                             "changed during the run, so one recording cannot serve every call",
+                             workaround="compare each call with the schema its own llm span saw"))
     if tool_schema_hash is not None:
         have = [recorded] if recorded else sorted(per_llm)
         if have and tool_schema_hash not in have:
@@ -212,14 +243,15 @@ def _run_level(ctx: _Ctx, tool_schema_hash: str | None) -> None:
             ctx.raws.append(_Raw(None, "tool_schema_changed", "partial", where,
                                  f"the recording was made against tool schemas {have[0]!r} ({where}) and the agent "
                                  f"now exposes {tool_schema_hash!r}: recorded calls may no longer match the tools' "
-                                 "contracts; re-record, or check the schema change first"))
+                                 "contracts; re-record, or check the schema change first",
+                                 workaround="judge the schema change first: it is a config change"))
 
 
 def _structure(ctx: _Ctx) -> None:
     """Spans missing: orphans, gaps in seq, spans that never closed."""
     spans = ctx.spans
     for s in spans:
-        if s.attributes and MISSING_PARENT in s.attributes:
+        if s.attributes and MISSING_PARENT in s.attributes and not remote_parent(s):
             p = s.attributes[MISSING_PARENT]
             ctx.raws.append(_Raw(s, "orphan_span", "not_replayable", None,
                                  f"span {s.span_id!r} names parent {p!r}, which is not in the trace: the parent span "
@@ -301,7 +333,8 @@ def _spans(ctx: _Ctx) -> None:
                                              f"tool span {s.span_id!r} ({s.tool_name}) has no tool.output; no llm "
                                              "call came after it, so no decision read it, but a replay cannot "
                                              "serve it either",
-                                             "have no tool.output, after the last llm call"))
+                                             "have no tool.output, after the last llm call",
+                                             workaround="none needed for the verdict: no decision read it"))
                 if d.get("output_truncated") is True:
                     ctx.raws.append(_Raw(s, "truncated_output", "not_replayable", "tool.output",
                                          f"tool span {s.span_id!r}: tool.output_truncated is true, the recorder could "
@@ -317,25 +350,37 @@ def _spans(ctx: _Ctx) -> None:
         elif k is SpanKind.LLM:
             msgs, out = d.get("messages"), d.get("output")
             has_msgs = _has_content(msgs)
-            if isinstance(why, str) and why or (not has_msgs and not _has_content(out)):
+            raw_out = raw_output(s) if out is None else None
+            if raw_out is not None:  # the reader kept an output attribute it could not read
+                hit = scan(raw_out, markers=True, caps=True, json_any=True)
+                if hit is not None:
+                    _add_trunc(ctx, s, "llm.output", raw_out, hit)
+                else:
+                    ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.output",
+                                         f"llm span {s.span_id!r}: its output attribute ({len(raw_out):,} characters) "
+                                         "could not be read as messages: the answer the model gave is lost",
+                                         "have an output attribute that could not be read: the answers are lost"))
+            if isinstance(why, str) and why or (not has_msgs and not _has_content(out) and raw_out is None
+                                                and raw_messages(s) is None):
                 _not_captured(ctx, s, "llm.messages", why)
             elif not has_msgs:
-                raw = _raw_messages(s)
+                raw = raw_messages(s)
                 hit = None if raw is None else scan(raw, markers=True, caps=True, json_any=True)
                 if hit is not None:  # a reader kept the attribute it could not parse: say why
                     _add_trunc(ctx, s, "llm.messages", raw, hit)
-                else:
-                    ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.messages",
+                else:  # the answer is there: a replay can serve it; only the input check is lost
+                    ctx.raws.append(_Raw(s, "missing_field", "partial", "llm.messages",
                                          f"llm span {s.span_id!r} has no llm.messages: the rendered messages "
-                                         "actually sent were not recorded, so a replay cannot check or reproduce the "
-                                         "model's input",
+                                         "actually sent were not recorded, so a replay cannot check the model's input",
                                          "have no llm.messages: the rendered messages actually sent were not "
-                                         "recorded"))
+                                         "recorded",
+                                         workaround="the run's earlier spans (the answers and tool outputs before "
+                                                    "each call) stand for the input; the recorded answer is served"))
             else:
                 if type(msgs) is str:
                     hit = scan(msgs, markers=True, caps=True, json_any=True)
                 else:
-                    hit = scan(msgs, markers=False, caps=True, json_any=False)
+                    hit = scan(msgs, markers=False, caps=True, json_any=False, skip=ctx.self_cut)
                 if hit is not None:
                     _add_trunc(ctx, s, "llm.messages", msgs, hit)
             if out is not None and d.get("finish_reason") not in _LENGTH:
@@ -343,20 +388,26 @@ def _spans(ctx: _Ctx) -> None:
                 if hit is not None:
                     _add_trunc(ctx, s, "llm.output", out, hit)
             if not d.get("model") and not header_model:
-                ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.model",
+                ctx.raws.append(_Raw(s, "missing_field", "partial", "llm.model",
                                      f"llm span {s.span_id!r} has no llm.model and the header names none: a replay "
-                                     "cannot call the same model", "have no llm.model and the header names none"))
+                                     "cannot be sure to call the same model", "have no llm.model and the header names none",
+                                     workaround="the answers are compared by what they asked for; a replay whose "
+                                                "header or spans name a model is still compared with it"))
             pid = d.get("prompt_id")
             if not d.get("prompt_version") and not d.get("prompt_hash") and not (
                     len(header_prompts) == 1 or (isinstance(pid, str) and pid in header_prompts)):
-                ctx.raws.append(_Raw(s, "missing_field", "not_replayable", "llm.prompt_version",
+                ph = system_prompt_hash(s) if has_msgs else None
+                ctx.raws.append(_Raw(s, "missing_field", "partial", "llm.prompt_version",
                                      f"llm span {s.span_id!r} has no llm.prompt_version"
                                      + (f" and the header names {len(header_prompts)} templates" if header_prompts
                                         else " and the header has no prompt_versions")
                                      + ": the prompt the model was given cannot be rebuilt or compared",
                                      "have no llm.prompt_version, and the header's prompt_versions does not say "
-                                     "which version was rendered: the prompt cannot be rebuilt or compared; fix the "
-                                     "instrumentation before reading the prompt"))
+                                     "which version was rendered: the prompt cannot be named by version",
+                                     workaround=(f"the rendered system prompt's hash ({ph}, first span) stands for "
+                                                 "the version: a trial whose system prompt hashes otherwise counts "
+                                                 "as a prompt change" if ph else
+                                                 "the rendered messages stand for it: they are compared as sent")))
         elif k is SpanKind.RETRIEVAL:
             if isinstance(why, str) and why:
                 _not_captured(ctx, s, "retrieval.documents", why)
@@ -374,20 +425,6 @@ def _spans(ctx: _Ctx) -> None:
                     _add_trunc(ctx, s, "retrieval.documents", docs, hit)
         elif isinstance(why, str) and why:
             _not_captured(ctx, s, f"{k.value}.output", why)
-
-
-_RAW_MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages", "input.value")
-"""Source attributes that hold an llm span's input, where a reader may have kept one it could not parse."""
-
-
-def _raw_messages(s: Span) -> str | None:
-    a = s.attributes
-    if a:
-        for k in _RAW_MESSAGE_KEYS:
-            v = a.get(k)
-            if isinstance(v, str) and v:
-                return v
-    return None
 
 
 def _has_content(value: Any) -> bool:
@@ -419,11 +456,13 @@ def _truncated(ctx: _Ctx, s: Span, i: int, where: str, value: Any, *, tool: bool
         return
     extra = ""
     if tool:
-        seen = _seen_by_model(ctx, s, i, hit[0])
+        seen = seen_by_model(ctx.spans, s, i, hit[0])
         if seen is not None:
             span_id, same = seen
-            if same:
-                return  # the model read the same cut text: the tool cut it, a replay serves what was seen
+            if same:  # the model read the same cut text: the tool cut it, a replay serves what was seen
+                if isinstance(hit[0], str):
+                    ctx.self_cut.add(hit[0])
+                return
             extra = f"; the model's next prompt (span {span_id!r}) shows the value went on"
     _add_trunc(ctx, s, where, value, hit, extra)
 
@@ -433,55 +472,6 @@ def _add_trunc(ctx: _Ctx, s: Span, where: str, value: Any, hit: tuple[Any, str],
                          f"{where} of span {s.span_id!r} looks truncated, {describe(value, hit)}{extra}: "
                          "a strict replay never serves a truncated value",
                          f"have a {where} that looks truncated", detail=True))
-
-
-def _seen_by_model(ctx: _Ctx, s: Span, i: int, leaf: Any) -> tuple[str, bool] | None:
-    """How the next llm prompt quoted a tool result: (llm span id, same cut) or None when it did not.
-
-    The tool message answering the call (``tool_call_id`` = the span's ``call_id``) in a later
-    llm span's messages shows what the model read. When it holds the suspicious string as it
-    is, the tool itself cut it (the model saw the same; a replay serves what was seen); when
-    it holds a longer string starting the same way, the recorder cut it. Looks at most 200
-    spans ahead.
-    """
-    call_id = s.data.get("call_id")
-    if not isinstance(call_id, str) or not call_id or not isinstance(leaf, str):
-        return None
-    for later in ctx.spans[i + 1:i + 201]:
-        if later.kind is not SpanKind.LLM:
-            continue
-        msgs = later.data.get("messages")
-        if type(msgs) is not list:
-            continue
-        for m in reversed(msgs):
-            if isinstance(m, Mapping) and m.get("tool_call_id") == call_id:
-                quoted = _strings(m.get("content"))
-                if leaf in quoted:
-                    return later.span_id, True
-                prefix = uncut_prefix(leaf)
-                if len(prefix) >= 16 and any(len(q) > len(prefix) and q.startswith(prefix) for q in quoted):
-                    return later.span_id, False
-                return None
-    return None
-
-
-def _strings(value: Any) -> set[str]:
-    """Every string in ``value``, and in the JSON a string of it holds."""
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.add(v)
-            p = parse_json_string(v)
-            if p is not v:
-                stack.append(p)
-        elif isinstance(v, Mapping):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-    return out
-
 
 
 def _nondeterministic(ctx: _Ctx, s: Span, found: tuple[str, str] | None) -> None:
@@ -497,7 +487,7 @@ def _nondeterministic(ctx: _Ctx, s: Span, found: tuple[str, str] | None) -> None
         f"tool.arguments of span {s.span_id!r} ({s.tool_name}) hold {value!r}, {why}, that the agent "
         f"did not read anywhere: minted at run time, it will not match on replay.{seeded}",
         "hold random ids or now() values minted at run time, which will not match on replay unless the "
-        "clock and ids are seeded", detail=True))
+        "clock and ids are seeded", detail=True, workaround=seeded.strip()))
 
 
 def _finish(ctx: _Ctx) -> Replayability:
@@ -518,11 +508,12 @@ def _finish(ctx: _Ctx) -> Replayability:
     findings: list[tuple[int, Finding]] = []
     for r in singles:
         findings.append((_order(ctx, r.span), Finding(r.span.span_id if r.span else None, r.code, r.severity,
-                                                      r.reason, r.field)))
+                                                      r.reason, r.field, r.workaround or None)))
     for (code, fld, _), rs in groups.items():
         first = rs[0]
         if len(rs) == 1:
-            f = Finding(first.span.span_id, code, first.severity, first.reason, fld)  # type: ignore[union-attr]
+            f = Finding(first.span.span_id, code, first.severity, first.reason, fld,  # type: ignore[union-attr]
+                        first.workaround or None)
         else:
             ids = [r.span.span_id for r in rs]  # type: ignore[union-attr]
             listed = ", ".join(repr(x) for x in ids[:MAX_LISTED])
@@ -531,7 +522,8 @@ def _finish(ctx: _Ctx) -> Replayability:
             text = f"{len(rs):,} {kinds} spans ({listed}{more}) {first.group}"
             if first.detail:
                 text += f"; first: {first.reason}"
-            f = Finding(first.span.span_id, code, first.severity, text, fld)  # type: ignore[union-attr]
+            f = Finding(first.span.span_id, code, first.severity, text, fld,  # type: ignore[union-attr]
+                        first.workaround or None)
         findings.append((_order(ctx, first.span), f))
     findings.sort(key=lambda x: x[0])
     out = [f for _, f in findings]

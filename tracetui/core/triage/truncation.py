@@ -86,8 +86,11 @@ def truncation(value: Any) -> str | None:
     return None if hit is None else describe(value, hit)
 
 
-def scan(value: Any, *, markers: bool, caps: bool, json_any: bool) -> tuple[Any, str] | None:
+def scan(value: Any, *, markers: bool, caps: bool, json_any: bool,
+         skip: set[str] | frozenset[str] = frozenset()) -> tuple[Any, str] | None:
     """The first (leaf, why) that looks cut in ``value``, walking lists and dicts without recursion.
+
+    Strings in ``skip`` are passed over (a tool's own cut output the model read as it was).
 
     The exact-cap rule applies to ``value`` itself when it is a string (an attribute an exporter
     cut); a nested string must also carry the ellipsis a per-value truncator appends. Every
@@ -120,6 +123,8 @@ def scan(value: Any, *, markers: bool, caps: bool, json_any: bool) -> tuple[Any,
         for x in items:
             tx = type(x)
             if tx is str:
+                if skip and x in skip:
+                    continue
                 if ((json_any and x[:1] in _OPENERS) or len(x) in lengths or (markers and (
                         ("runcat" in x or "RUNCAT" in x) if len(x) <= whole else _marker_word(x)))):
                     why = _string_why(x, markers=markers, caps=caps, json_any=json_any, top=False)

@@ -45,37 +45,27 @@ from tracetui.core.changes import DivergenceType
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
 from tracetui.core.model import Span, SpanKind, Status, Trace
-from tracetui.core.triage.replayability import Replayability, assess
+from tracetui.core.triage.path import Evidence, call_path
+from tracetui.core.triage.path import asked as _asked
+from tracetui.core.triage.path import call_key as _call
+from tracetui.core.triage.path import describe_call as _describe_call
+from tracetui.core.triage.path import failed as _failed
+from tracetui.core.triage.path import root as _root
+from tracetui.core.triage.path import short as _short
+from tracetui.core.triage.cause import Cause, config_key, find_cause, header_config_changes, stale_reads
+from tracetui.core.triage.replayability import Finding, Replayability, assess
 from tracetui.core.diff.report import run_changes
 
 VERDICTS = ("not_replayable", "model_or_prompt", "variance", "data_or_integration", "code_or_config_change")
 SCHEMA_VERSION = 1
 
-CONFIG_FIELDS = ("llm.prompt_version", "llm.prompt_id", "llm.params", "llm.tool_schemas_hash", "llm.model",
-                 "llm.provider", "tool.tool_version", "retrieval.index_version")
-"""Field path prefixes whose change is a change of code or configuration, not of data or sampling."""
-
-CONFIG_RUN_FIELDS = ("code_version", "prompt_versions", "model", "tool_schema_hash")
-"""Header fields (``report.RUN_FIELDS``) whose change between original and replay is a config change."""
+CONFIDENCE = ("high", "medium", "low")
+"""How sure a verdict is, best first: lowered one step by caveats (step 1), by one trial alone where
+a rate decides, or by the fallback rule."""
 
 
 class TriageError(TracetuiError):
     """Triage cannot run as asked (a ``--failing-span`` the original does not hold)."""
-
-
-@dataclass(slots=True)
-class Evidence:
-    """One piece of evidence: a span and why it matters.
-
-    Attributes:
-        span_id: The span (None for a run-level fact such as a header field).
-        reason: One sentence.
-        side: ``original`` or ``replay``: which trace ``span_id`` belongs to.
-    """
-
-    span_id: str | None
-    reason: str
-    side: str = "original"
 
 
 @dataclass(slots=True)
@@ -88,9 +78,11 @@ class Trial:
         reason: Why or why not, one sentence.
         first: The diff's first divergence, or None.
         diff: The whole diff.
-        config_change: The fields of a change of code or configuration that the first divergence
+        config_change: The fields of a change of code or configuration that the trial's departure
             (or the run headers) show, empty when none.
         at: Where the replay left the original's path (a replay span), or None.
+        cause: Why it left the path (``cause.find_cause``: config, failed_read, data, integration
+            or model), or None (reproduced, or nothing explains it).
     """
 
     label: str
@@ -100,6 +92,25 @@ class Trial:
     diff: TraceDiff
     config_change: list[str] = field(default_factory=list)
     at: Evidence | None = None
+    cause: Cause | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One link of a verdict's reason chain: which rule fired, on what.
+
+    Attributes:
+        rule: The rule's name (``blockers``, ``caveats``, ``reproduction``, ``header_change``,
+            ``config_field``, ``rewording_ignored``, ``failed_read``, ``moved_data``,
+            ``coerced_arguments``, ``decision_changed``, ``model_decided``, ``stale_read``,
+            ``most_reproduce``, ``some_reproduce``, ``fallback``, ``confidence``).
+        on: What it fired on: a span id, a trial label, or a field.
+        text: One sentence.
+    """
+
+    rule: str
+    on: str
+    text: str
 
 
 @dataclass(slots=True)
@@ -143,6 +154,11 @@ class TriageResult:
         failure: The failing call or claim in the original.
         steps: The three steps, in order.
         summary: One line: the verdict and its main reason.
+        confidence: ``high``, ``medium`` or ``low`` (``CONFIDENCE``), None without a verdict.
+        caveats: Step 1's caveats, each with its workaround: listed with the verdict.
+        reasons: The reason chain: which rule fired, on what, in order.
+        cause: The verdict's cause as ``triage --batch`` groups it (``config model.id``,
+            ``data tool get_order``, ``model``, ``instrumentation``...), "" without a verdict.
     """
 
     verdict: str | None
@@ -152,77 +168,10 @@ class TriageResult:
     failure: Evidence | None
     steps: list[Step]
     summary: str
-
-
-# ---- the call path -----------------------------------------------------------------------------
-
-def _call(span: Span) -> tuple[str, str, str] | None:
-    """A span's place in the call path: (kind, name, canonical key), or None when not a call."""
-    d = span.data
-    if span.kind is SpanKind.TOOL:
-        return ("tool", str(d.get("tool_name") or span.name), args_hash(d.get("arguments")))
-    if span.kind is SpanKind.RETRIEVAL:
-        key = {"query": d.get("query"), "top_k": d.get("top_k"), "filters": d.get("filters")}
-        return ("retrieval", str(d.get("index") or span.name), args_hash(key))
-    if span.kind is SpanKind.DECISION:
-        return ("decision", str(d.get("decision") or span.name), args_hash(d.get("value")))
-    if span.kind is SpanKind.LLM:
-        return ("llm", "", args_hash(_asked(d.get("output"))))
-    return None
-
-
-def _asked(output: Any) -> Any:
-    """What an LLM answer decided: the tool calls it asked for (names and arguments), or ``"text"``
-    for a final answer. The wording of a text answer is not compared (a model in the loop rephrases)."""
-    calls = output.get("tool_calls") if isinstance(output, dict) else None
-    if calls:
-        return [[c.get("name"), c.get("arguments")] if isinstance(c, dict) else c for c in calls]
-    return "text"
-
-
-def call_path(trace: Trace, *, until_seq: int | None = None) -> list[tuple[tuple[str, str, str], Span]]:
-    """The run's path in seq order (up to ``until_seq`` included): tool and retrieval calls with
-    their canonical arguments, decisions with their values, and what each LLM answer asked for."""
-    out = []
-    for s in sorted(trace.spans, key=lambda s: s.seq):
-        if until_seq is not None and s.seq > until_seq:
-            break
-        c = _call(s)
-        if c is not None:
-            out.append((c, s))
-    return out
-
-
-def _root(trace: Trace) -> Span | None:
-    roots = [s for s in trace.spans if s.parent_id is None]
-    return min(roots, key=lambda s: s.seq) if roots else None
-
-
-def _failed(span: Span | None) -> bool:
-    return span is not None and span.status is Status.ERROR
-
-
-def _describe_call(span: Span) -> str:
-    d = span.data
-    if span.kind is SpanKind.LLM:
-        asked = _asked(d.get("output"))
-        if asked == "text":
-            return f"{span.name} answering in text"
-        return f"{span.name} asking for " + ", ".join(f"{c[0]} {_short(c[1], 50)}" if isinstance(c, list) else str(c)
-                                                     for c in asked)
-    if span.kind is SpanKind.TOOL:
-        return f"{d.get('tool_name') or span.name} {_short(d.get('arguments'))}"
-    if span.kind is SpanKind.DECISION:
-        return f"decision {d.get('decision') or span.name} = {_short(d.get('value'))}"
-    return f"{span.name} {_short(d.get('query'))}"
-
-
-def _short(value: Any, limit: int = 70) -> str:
-    try:
-        text = canonical_json(value).decode()
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    confidence: str | None = None
+    caveats: list[Finding] = field(default_factory=list)
+    reasons: list[Reason] = field(default_factory=list)
+    cause: str = ""
 
 
 # ---- the failure -------------------------------------------------------------------------------
@@ -264,23 +213,15 @@ def failure_anchor(original: Trace, failing_span: str | None = None) -> tuple[Sp
 
 # ---- step 2: one trial ---------------------------------------------------------------------------
 
-def _config_change(diff: TraceDiff) -> list[str]:
-    """Fields showing that the first divergence is a change of code or configuration: an input
-    mismatch on config fields (``CONFIG_FIELDS``), or a decision span differing while everything
-    before it matched. Then the run inputs that changed in the headers (``CONFIG_RUN_FIELDS``)
-    are added as support. Empty when the first divergence is anything else: a header change alone
-    (a code fix in the replay) does not make the original's failure a config change."""
-    first = diff.first
-    changed: list[str] = []
-    if first is not None:
-        if first.type is DivergenceType.INPUT_MISMATCH:
-            changed += [f.path for f in first.fields if f.path.startswith(CONFIG_FIELDS)]
-        elif first.type is DivergenceType.DECISION_MISMATCH and first.kind is SpanKind.DECISION:
-            name = first.original.name if first.original is not None else "decision"
-            changed += [f"{name}: " + ", ".join(f.path for f in first.fields)]
+def _config_change(original: Trace, replay: Trace, cause: Cause | None) -> list[str]:
+    """The config fields a trial that left the path ran with: header changes (``CONFIG_RUN_FIELDS``,
+    a changed system prompt where no prompt version is recorded) count by themselves; a config
+    cause in the departure (``find_cause``) too. ``code_version`` is added only as support."""
+    changed = header_config_changes(original, replay)
+    if cause is not None and cause.kind == "config":
+        changed = cause.fields + changed
     if changed:
-        changed += [c["path"] for c in run_changes(diff.original.header, diff.replay.header)
-                    if c["path"].split(".")[0] in CONFIG_RUN_FIELDS]
+        changed += [c["path"] for c in run_changes(original.header, replay.header) if c["path"] == "code_version"]
     return list(dict.fromkeys(changed))
 
 
@@ -319,7 +260,9 @@ def _trial(original: Trace, replay: Trace, anchor: Span | None, label: str) -> T
     if reproduced:
         reason = f"the same {len(want)} call{'s' if len(want) != 1 else ''}" + \
             (" up to the failing one" if until is not None else "") + " and the same ending"
-    return Trial(label, reproduced, reason, diff.first, diff, _config_change(diff), at)
+    cause = None if reproduced else find_cause(diff, at)
+    config = _config_change(original, replay, cause) if not reproduced else []
+    return Trial(label, reproduced, reason, diff.first, diff, config, at, cause)
 
 
 # ---- step 3 ----------------------------------------------------------------------------------
@@ -330,57 +273,9 @@ def _reads_before(original: Trace, seq: int | None) -> list[Span]:
             and s.data.get("effect") != "write"]
 
 
-def _stale_reads(original: Trace) -> list[Evidence]:
-    """Reads of the same key (tool + canonical arguments) returning different outputs in the
-    original: the data moved under the run."""
-    seen: dict[tuple[str, str, str], Span] = {}
-    out = []
-    for s in sorted(original.spans, key=lambda s: s.seq):
-        c = _call(s)
-        if c is None or c[0] == "decision" or s.data.get("effect") == "write":
-            continue
-        field_name = "output" if s.kind is SpanKind.TOOL else "documents"
-        prev = seen.get(c)
-        if prev is not None and canonical_json(prev.data.get(field_name)) != canonical_json(s.data.get(field_name)):
-            out.append(Evidence(prev.span_id, f"{_describe_call(prev)} returned {_short(prev.data.get(field_name), 60)}"))
-            out.append(Evidence(s.span_id, f"a later read of the same key returned {_short(s.data.get(field_name), 60)}"))
-        seen[c] = s
-    return out
-
-
-def _data_evidence(original: Trace, trials: list[Trial]) -> list[Evidence]:
-    ev: list[Evidence] = []
-    for t in trials:
-        d = t.first
-        if d is None or d.original is None:
-            continue
-        if d.kind in (SpanKind.TOOL, SpanKind.RETRIEVAL) and d.type is DivergenceType.OUTPUT_MISMATCH:
-            fields = ", ".join(f.path for f in d.fields[:3])
-            ev.append(Evidence(d.original.span_id, f"{_describe_call(d.original)}: the original read returned data the "
-                                                  f"replay's read does not ({fields}); stale or moving data"))
-            if d.replay is not None:
-                ev.append(Evidence(d.replay.span_id, "the replay's read of the same call", side="replay"))
-        elif d.kind is SpanKind.TOOL and d.type is DivergenceType.ARGS_MISMATCH:
-            fields = ", ".join(f.path for f in d.fields[:3])
-            ev.append(Evidence(d.original.span_id, f"{_describe_call(d.original)}: the arguments differ ({fields}) while "
-                                                  "the model's requests before it matched: coerced or rebuilt between "
-                                                  "the model and the tool (integration code)"))
-        elif d.kind is SpanKind.RETRIEVAL and d.type is DivergenceType.ARGS_MISMATCH:
-            ev.append(Evidence(d.original.span_id, f"{_describe_call(d.original)}: the retrieval request differs"))
-    seen = set()
-    unique = []
-    for e in ev + _stale_reads(original):
-        if (e.span_id, e.side) not in seen:
-            seen.add((e.span_id, e.side))
-            unique.append(e)
-    return unique
-
-
-def _model_only(trials: list[Trial]) -> bool:
-    """Every trial's first divergence is the model answering otherwise on identical inputs."""
-    return bool(trials) and all(
-        t.first is not None and t.first.kind is SpanKind.LLM and t.first.type is DivergenceType.DECISION_MISMATCH
-        for t in trials)
+def _data_causes(trials: list[Trial]) -> list[Trial]:
+    return [t for t in trials if not t.reproduced and t.cause is not None
+            and t.cause.kind in ("failed_read", "data", "integration")]
 
 
 def _feeding_read(original: Trace, anchor_seq: int | None) -> Evidence | None:
@@ -430,7 +325,9 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
 
     hard = [f for f in rep.findings if f.severity == "not_replayable"]
     step1 = Step(1, "Can this run be replayed?", "failed" if hard else "passed",
-                 _step1_detail(rep), [Evidence(f.span_id, f.reason) for f in rep.findings])
+                 _step1_detail(rep), [Evidence(f.span_id, f.reason if f.workaround is None else
+                                               f"caveat: {f.reason}; workaround: {f.workaround}")
+                                      for f in rep.findings])
     if reproduction is None:
         step2 = Step(2, "Does the failure come back with recorded tools?", "skipped" if hard else "pending",
                      "no replay yet: run `tracetui replay ORIGINAL AGENT --trials K` (or press r in the triage panel) "
@@ -442,7 +339,18 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
                      [Evidence(t.at.span_id if t.at else None, f"{t.label}: {t.reason}",
                                side=t.at.side if t.at else "replay") for t in trials] + notes)
 
-    verdict, evidence, why = _verdict(original, rep, hard, reproduction, anchor, failure)
+    verdict, evidence, why, base, reasons, cause = _verdict(original, hard, reproduction, anchor, failure)
+    confidence = None
+    caveats = rep.caveats
+    if verdict is not None:
+        reasons = _reasons_before(rep, reproduction) + reasons
+        confidence = base
+        if caveats and verdict != "not_replayable" and base != CONFIDENCE[-1]:
+            confidence = CONFIDENCE[min(CONFIDENCE.index(base) + 1, len(CONFIDENCE) - 1)]
+            reasons.append(Reason("confidence", "step 1", f"{base} lowered to {confidence} by {len(caveats)} "
+                                  f"caveat{'s' if len(caveats) != 1 else ''} ("
+                                  + ", ".join(dict.fromkeys(f.field or f.code for f in caveats)) + ")"))
+        why = f"{why} (confidence {confidence})"
     if verdict is None:
         step3 = Step(3, "Model or prompt, data or integration, or a change?", "skipped" if hard else "pending",
                      "needs step 2")
@@ -450,7 +358,25 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
         step3 = Step(3, "Model or prompt, data or integration, or a change?", "passed", f"{verdict}: {why}", evidence)
     summary = f"{verdict}: {why}" if verdict else (
         "not replayable" if hard else f"replayability {rep.verdict}; replay it to go on")
-    return TriageResult(verdict, rep, reproduction, evidence, failure, [step1, step2, step3], summary)
+    return TriageResult(verdict, rep, reproduction, evidence, failure, [step1, step2, step3], summary, confidence,
+                        caveats, reasons, cause)
+
+
+def _reasons_before(rep: Replayability, reproduction: Reproduction | None) -> list[Reason]:
+    """The reason chain's first links: step 1's grading and step 2's count."""
+    out = []
+    b, c = rep.blockers, rep.caveats
+    if b:
+        out.append(Reason("blockers", b[0].span_id or "header", f"{len(b)} blocker{'s' if len(b) != 1 else ''}; "
+                          f"first: {b[0].code} on {b[0].field or 'spans'}"))
+    else:
+        out.append(Reason("caveats", "step 1", f"no blocker; {len(c)} caveat{'s' if len(c) != 1 else ''}"
+                          + (" (" + ", ".join(dict.fromkeys(f.field or f.code for f in c)) + "), triage goes on"
+                             if c else "")))
+    if reproduction is not None:
+        out.append(Reason("reproduction", "step 2", f"reproduced in {reproduction.reproduced} of "
+                          f"{reproduction.trials} trial{'s' if reproduction.trials != 1 else ''}"))
+    return out
 
 
 def _other_input(original: Trace, replay: Trace) -> str:
@@ -481,26 +407,48 @@ def _label(replay: Trace) -> str:
 def _step1_detail(rep: Replayability) -> str:
     if not rep.findings:
         return "replayable: every span holds what a replay needs"
-    hard = sum(1 for f in rep.findings if f.severity == "not_replayable")
+    hard = len(rep.blockers)
     soft = len(rep.findings) - hard
     parts = []
     if hard:
-        parts.append(f"{hard} finding{'s' if hard != 1 else ''} that block a faithful replay")
+        parts.append(f"{hard} blocker{'s' if hard != 1 else ''} (a faithful replay is impossible)")
     if soft:
-        parts.append(f"{soft} that weaken it")
-    return f"{rep.verdict}: " + ", ".join(parts) + f"; first: {rep.findings[0].reason}"
+        parts.append(f"{soft} caveat{'s' if soft != 1 else ''} (each with a workaround; they lower the verdict's "
+                     "confidence" + (")" if hard else ", triage goes on)"))
+    first = (rep.blockers or rep.findings)[0]
+    return f"{rep.verdict}: " + ", ".join(parts) + f"; first: {first.reason}"
 
 
-def _verdict(original: Trace, rep: Replayability, hard: list[Any], reproduction: Reproduction | None,
-             anchor: Span | None, failure: Evidence | None) -> tuple[str | None, list[Evidence], str]:
+def _ev_cause(t: Trial) -> list[Evidence]:
+    c = t.cause
+    assert c is not None
+    ev = []
+    if c.original is not None:
+        ev.append(Evidence(c.original.span_id, c.text))
+    if c.replay is not None:
+        ev.append(Evidence(c.replay.span_id, f"{t.label}: the trial's side of it", side="replay"))
+    return ev
+
+
+def _verdict(original: Trace, hard: list[Finding], reproduction: Reproduction | None, anchor: Span | None,
+             failure: Evidence | None) -> tuple[str | None, list[Evidence], str, str, list[Reason], str]:
+    """(verdict, evidence, why, base confidence, reasons, cause key); the rules in docs/triage.md, "Step 3"."""
     if hard:
         ev = [Evidence(f.span_id, f.reason) for f in hard]
-        return "not_replayable", ev, (f"{len(hard)} instrumentation finding{'s' if len(hard) != 1 else ''}; "
-                                      f"first: {hard[0].reason}. Fix the recording before reading the prompt")
+        return "not_replayable", ev, (f"{len(hard)} blocker{'s' if len(hard) != 1 else ''}; "
+                                      f"first: {hard[0].reason}. Fix the recording before reading the prompt"), \
+            "high", [Reason("not_replayable", hard[0].span_id or "header", "a blocker stops triage")], \
+            "instrumentation " + hard[0].code
     if reproduction is None:
-        return None, [], ""
+        return None, [], "", "", [], ""
     trials = reproduction.per_trial
     k, n = reproduction.reproduced, reproduction.trials
+    reasons: list[Reason] = []
+    for t in trials:
+        if t.cause is not None and t.cause.skipped:
+            reasons.append(Reason("rewording_ignored", t.label, f"{t.cause.skipped} answer"
+                                  f"{'s' if t.cause.skipped != 1 else ''} worded otherwise before the departure "
+                                  "passed over: the reproduction check ignores wording"))
     anchor_seq = None if anchor is None or anchor.parent_id is None else anchor.seq
     if anchor_seq is None and failure is not None and failure.span_id is not None:
         claim = next((s for s in original.spans if s.span_id == failure.span_id), None)
@@ -508,52 +456,83 @@ def _verdict(original: Trace, rep: Replayability, hard: list[Any], reproduction:
     changed = [t for t in trials if not t.reproduced and t.config_change]
     if changed:
         t = changed[0]
-        ev = []
-        if t.first is not None and t.first.original is not None:
-            ev.append(Evidence(t.first.original.span_id, f"first divergence {t.first.type.value} at row {t.first.row}: "
-                                                         + ", ".join(t.config_change[:4])))
-        if t.first is not None and t.first.replay is not None:
-            ev.append(Evidence(t.first.replay.span_id, "the replay's side of it", side="replay"))
-        ev.extend(Evidence(None, f"run input changed: {c}") for c in t.config_change if "." in c and
-                  c.split(".")[0] in CONFIG_RUN_FIELDS)
-        return "code_or_config_change", ev, (f"{t.label} diverges first on a change of code or configuration "
-                                             f"({', '.join(t.config_change[:3])}); judge the change, not the model")
+        header = [c for c in t.config_change if t.cause is None or c not in t.cause.fields]
+        ev = _ev_cause(t) if t.cause is not None and t.cause.kind == "config" else []
+        if not ev and t.at is not None:
+            ev.append(Evidence(t.at.span_id, f"{t.label} left the original's path here, running with changed "
+                                             f"{', '.join(t.config_change[:3])}", side=t.at.side))
+        ev.extend(Evidence(None, f"run input changed: {c}") for c in header)
+        if t.cause is not None and t.cause.kind == "config":
+            reasons.append(Reason(t.cause.rule, t.cause.original.span_id if t.cause.original else t.label,
+                                  t.cause.text))
+        if header:
+            reasons.append(Reason("header_change", t.label, "the run header changed "
+                                  f"{', '.join(header[:4])}: a config change by itself"))
+        key = config_key([c for c in t.config_change if c != "code_version"])
+        return "code_or_config_change", ev, (f"{t.label} ran with a change of code or configuration "
+                                             f"({', '.join(t.config_change[:3])}) and left the original's path; "
+                                             "judge the change, not the model"), "high", reasons, key
     if k * 2 > n:
         ev = ([failure] if failure else []) + [Evidence(None, f"reproduced in {k} of {n} trials with recorded tools "
                                                               "and the same inputs")]
         read = _feeding_read(original, anchor_seq)
         if read is not None:
             ev.append(read)
+        reasons.append(Reason("most_reproduce", "step 2", f"{k} of {n} trials reproduce, more than half"))
         return "model_or_prompt", ev, (f"the failure comes back in {k} of {n} trials with the same inputs: the model "
                                        "saw what it saw and decided badly; fix the prompt, the model or the decision "
-                                       "structure, and promote the run")
+                                       "structure, and promote the run"), "high" if n >= 3 else "medium", reasons, \
+            "model_or_prompt"
     if k > 0:
         ev = ([failure] if failure else []) + [
             Evidence(t.at.span_id if t.at else None, f"{t.label} did not reproduce: {t.reason}",
                      side=t.at.side if t.at else "replay") for t in trials if not t.reproduced]
+        reasons.append(Reason("some_reproduce", "step 2", f"{k} of {n} trials reproduce: not most"))
         return "variance", ev, (f"the failure comes back in only {k} of {n} trials: make the decision structurally "
-                                "safer (tighter tool contracts, a validator, a narrower decision)")
-    data = _data_evidence(original, trials)
-    if data:
+                                "safer (tighter tool contracts, a validator, a narrower decision)"), "medium", \
+            reasons, "variance"
+    data = _data_causes(trials)
+    stale = stale_reads(original)
+    if data or stale:
+        ev = []
+        for t in data:
+            ev.extend(_ev_cause(t))
+            c = t.cause
+            assert c is not None
+            reasons.append(Reason(c.rule, c.original.span_id if c.original else t.label, c.text))
+        for e in stale:
+            if all((e.span_id, e.side) != (x.span_id, x.side) for x in ev):
+                ev.append(e)
+        if stale:
+            reasons.append(Reason("stale_read", stale[1].span_id or "", stale[1].reason))
         read = _feeding_read(original, anchor_seq)
-        if read is not None and all(e.span_id != read.span_id for e in data):
-            data.append(read)
-        return "data_or_integration", data, ("with recorded tools the failure does not come back, and the "
-                                             f"evidence points at data or integration: {data[0].reason}")
-    if _model_only(trials):
+        if read is not None and all(e.span_id != read.span_id for e in ev):
+            ev.append(read)
+        key = data[0].cause.key if data and data[0].cause else "data stale_read"
+        return "data_or_integration", ev, ("with recorded tools the failure does not come back, and the "
+                                           f"evidence points at data or integration: {ev[0].reason}"), "high", \
+            reasons, key
+    models = [t for t in trials if t.cause is not None and t.cause.kind == "model"]
+    if trials and len(models) == len(trials):
         ev = ([failure] if failure else []) + [
-            Evidence(t.first.original.span_id if t.first and t.first.original else None,
-                     f"{t.label}: the model answered otherwise on identical inputs ({t.reason})") for t in trials]
+            Evidence(t.cause.replay.span_id if t.cause and t.cause.replay else None,
+                     f"{t.label}: the model answered otherwise on identical inputs ({t.reason})", side="replay")
+            for t in trials]
+        reasons.extend(Reason("model_decided", t.label, t.cause.text) for t in models if t.cause)
         return "variance", ev, (f"0 of {n} trials reproduce and the only difference is the model deciding "
-                                "otherwise on the same inputs: the original's decision was a rare sample")
+                                "otherwise on the same inputs: the original's decision was a rare sample"), \
+            "medium" if n < 3 else "high", reasons, "variance"
     ev = ([failure] if failure else [])
     read = _feeding_read(original, anchor_seq)
     if read is not None:
         ev.append(read)
-    ev.extend(Evidence(t.first.original.span_id if t.first and t.first.original else None,
-                       f"{t.label}: {t.reason}") for t in trials)
+    ev.extend(Evidence(t.at.span_id if t.at else None, f"{t.label}: {t.reason}", side=t.at.side if t.at else "replay")
+              for t in trials)
+    reasons.append(Reason("fallback", "step 3", "no trial reproduces and no divergence up to the departure "
+                          "names a cause: nothing else explains it"))
     return "data_or_integration", ev, (f"with recorded tools the failure does not come back in any of {n} trials: the "
-                                       "original saw something the replay does not reproduce")
+                                       "original saw something the replay does not reproduce"), "low", reasons, \
+        "unexplained"
 
 
 # ---- JSON -----------------------------------------------------------------------------------
@@ -571,25 +550,43 @@ def _div(d: Divergence | None) -> dict[str, Any] | None:
             "fields": [f.path for f in d.fields]}
 
 
+def _cause(c: Cause | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"kind": c.kind, "rule": c.rule, "fields": list(c.fields),
+            "original_span_id": c.original.span_id if c.original else None,
+            "replay_span_id": c.replay.span_id if c.replay else None, "text": c.text, "key": c.key,
+            "rewordings_skipped": c.skipped}
+
+
 def triage_json(result: TriageResult) -> dict[str, Any]:
     """The ``tracetui triage --format json`` document.
 
-    Shape: ``{"schema_version": 1, "verdict": str | None, "summary", "replayability": {"verdict",
-    "findings": [...], "spans": {...}}, "reproduction": {"trials", "reproduced", "per_trial":
-    [{"label", "reproduced", "reason", "first_divergence", "config_change"}]} | None, "evidence":
-    [{"span_id", "reason", "side"}], "failure": {...} | None, "steps": [{"number", "title",
-    "state", "detail", "evidence"}]}``.
+    Shape: ``{"schema_version": 1, "verdict": str | None, "confidence": "high" | "medium" | "low" |
+    None, "cause": str, "summary", "reasons": [{"rule", "on", "text"}], "caveats": [{"span_id",
+    "code", "field", "reason", "workaround"}], "replayability": {"verdict", "findings": [...],
+    "spans": {...}}, "reproduction": {"trials", "reproduced", "per_trial": [{"label", "reproduced",
+    "reason", "first_divergence", "config_change", "cause"}]} | None, "evidence": [{"span_id",
+    "reason", "side"}], "failure": {...} | None, "steps": [{"number", "title", "state", "detail",
+    "evidence"}]}``. A trial's ``cause`` is ``{"kind", "rule", "fields", "original_span_id",
+    "replay_span_id", "text", "key", "rewordings_skipped"}`` or None.
     """
     r = result.reproduction
     return {
         "schema_version": SCHEMA_VERSION,
         "verdict": result.verdict,
+        "confidence": result.confidence,
+        "cause": result.cause,
         "summary": result.summary,
+        "reasons": [{"rule": x.rule, "on": x.on, "text": x.text} for x in result.reasons],
+        "caveats": [{"span_id": f.span_id, "code": f.code, "field": f.field, "reason": f.reason,
+                     "workaround": f.workaround} for f in result.caveats],
         "replayability": result.replayability.to_json(),
         "reproduction": None if r is None else {
             "trials": r.trials, "reproduced": r.reproduced,
             "per_trial": [{"label": t.label, "reproduced": t.reproduced, "reason": t.reason,
-                           "first_divergence": _div(t.first), "config_change": t.config_change} for t in r.per_trial]},
+                           "first_divergence": _div(t.first), "config_change": t.config_change, "cause": _cause(t.cause)}
+                          for t in r.per_trial]},
         "evidence": [_ev(e) for e in result.evidence],
         "failure": _ev(result.failure),
         "steps": [{"number": s.number, "title": s.title, "state": s.state, "detail": s.detail,

@@ -96,11 +96,13 @@ def entries(result: TriageResult, step: int, style: Styler) -> list[tuple[Text, 
     if step == 1:
         for f in result.replayability.findings:
             t = Text()
-            t.append(f.severity, style("failed" if f.severity == "not_replayable" else "pending"))
+            t.append(f.grade, style("failed" if f.severity == "not_replayable" else "pending"))
             t.append(f"  {where(f.span_id, 'original')}", style("original"))
             if f.field:
                 t.append(f"  {visible(f.field)}", muted)
             t.append(f"  {visible(f.reason)}")
+            if f.workaround:
+                t.append(f"  workaround: {visible(f.workaround)}", muted)
             out.append((t, Target(f.span_id, "original", None, f.reason)))
     elif step == 2:
         if result.reproduction is None:
@@ -116,6 +118,12 @@ def entries(result: TriageResult, step: int, style: Styler) -> list[tuple[Text, 
             t.append(where(e.span_id, e.side), style("replay" if e.side == "replay" else "original"))
             t.append(f"  {visible(e.reason)}")
             out.append((t, Target(e.span_id, e.side, trial_of(result, e.span_id, e.side), e.reason)))
+        for r in result.reasons:
+            t = Text()
+            t.append(f"why  {visible(r.rule)}", muted)
+            t.append(f"  {visible(r.on)}", muted)
+            t.append(f"  {visible(r.text)}")
+            out.append((t, Target(None, why=r.text)))
     return out
 
 

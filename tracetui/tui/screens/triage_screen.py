@@ -249,6 +249,8 @@ class TriageScreen(ModalScreen["int | None"]):
             title.append("   verdict ", self._style("muted"))
             title.append(r.verdict or "pending (step 2 needs a replay)",
                          self._style("verdict" if r.verdict else "pending") + Style(bold=True))
+            if r.confidence:
+                title.append(f" ({r.confidence} confidence)", self._style("muted"))
             if r.reproduction is not None:
                 n = r.reproduction.trials
                 title.append(f"  ·  {r.reproduction.reproduced} of {n} trial{'s' if n != 1 else ''} reproduced",
