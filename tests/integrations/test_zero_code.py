@@ -167,3 +167,11 @@ def test_a_program_that_cannot_start_records_nothing(cli, tmp_path):
     assert out.returncode == 2 and "give the program after --" in out.stderr
     out = cli("replay", "x.jsonl", "--allow-live", "--out", "y.jsonl", "--", "python", "-c", "pass")
     assert out.returncode == 2 and "--allow-live only applies to --mode loose" in out.stderr
+
+
+def test_triage_of_a_zero_code_recording_says_how_to_replay_it(cli, model_server):
+    rec = cli("record", "--read-tools", "get_weather", "--out", "rec.jsonl", "--", "python", RAW_APP)
+    assert rec.returncode == 0, rec.stderr
+    assert read_trace("rec.jsonl").header["agent_ref"] == RAW_APP
+    out = cli("triage", "rec.jsonl")
+    assert f"tracetui replay rec.jsonl --llm live --out replay.jsonl -- python {RAW_APP}" in out.stdout, out.stdout

@@ -173,7 +173,7 @@ def _print(result: Any, original: Trace, replays: list[Trace], args: argparse.Na
     p("")
     if result.verdict is None:
         p("verdict: none yet" + ("" if result.replayability.verdict == "not_replayable" else
-                                 f" (replay it: tracetui triage {args.original} --agent AGENT --trials 3)"))
+                                 f" ({_replay_hint(original, args.original)})"))
         return
     p(f"verdict: {result.verdict}" + (f" (confidence {result.confidence})" if result.confidence else ""))
     p("evidence:")
@@ -196,3 +196,15 @@ def _where(e: Any, names: dict[str, str], rnames: dict[str, str]) -> str:
         return ""
     name = (names if e.side == "original" else rnames).get(e.span_id, "")
     return f"[{e.side} {e.span_id}{' ' + safe(name) if name else ''}] "
+
+
+def _replay_hint(original: Any, path: str) -> str:
+    """How to get a replay to triage against: a program recorded by the zero-code entry
+    (``tracetui record -- python app.py``) is replayed the same way; a ``run(ctx, input)`` agent
+    with ``--agent``."""
+    header = getattr(original, "header", None) or {}
+    if header.get("recorder") == "tracetui.session":
+        program = str(header.get("agent_ref") or "app.py")
+        return (f"replay it: tracetui replay {path} --llm live --out replay.jsonl -- python {program}; "
+                f"then tracetui triage {path} replay.jsonl")
+    return f"replay it: tracetui triage {path} --agent AGENT --trials 3"

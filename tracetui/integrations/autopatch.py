@@ -255,9 +255,10 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
     recorded_exit = None
     try:
         if mode == "record":
+            ref = target if kind == "path" else f"-m {target}" if kind == "module" else "-c …"
             session = record_session(config["out"], read_tools=config.get("read_tools") or (), agent=agent,
                                      input={"argv": args}, overwrite=bool(config.get("force")),
-                                     key_file=config.get("key_file"))
+                                     key_file=config.get("key_file"), agent_ref=ref)
         else:
             session = replay_session(config["recording"], config["out"], mode=mode, llm=config.get("llm", "frozen"),
                                      read_tools=config.get("read_tools") or (), overwrite=bool(config.get("force")),

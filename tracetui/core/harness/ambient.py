@@ -109,7 +109,7 @@ class HarnessSession:
                  clock: str | None = None, timezone: str | None = None, seed: int | None = None,
                  redactor: Redactor | None = None, key_file: str | None = None, overwrite: bool = False,
                  allow_live: bool = False, run_id: str | None = None, code_version: str | None = None,
-                 timer: Callable[[], int] = time.time_ns) -> None:
+                 agent_ref: str | None = None, timer: Callable[[], int] = time.time_ns) -> None:
         if mode != "record" and mode not in REPLAY_MODES:
             raise HarnessError(f"mode {mode!r}: use record or one of {', '.join(REPLAY_MODES)}")
         if mode == "fixture":
@@ -144,7 +144,7 @@ class HarnessSession:
                 self.notes.append(note)
         self.redactor = redactor
         name = agent or (header.get("agent") if isinstance(header.get("agent"), str) else None) or _program_name()
-        self.spec = AgentSpec(ref=str(header.get("agent_ref") or name), run=_no_run, name=name,
+        self.spec = AgentSpec(ref=str(agent_ref or header.get("agent_ref") or name), run=_no_run, name=name,
                               read_tools=self._explicit_reads, code_version=code_version)
         start_ns = timer()
         if recording is None:
@@ -392,7 +392,7 @@ def project_read_tools(start: str | None = None) -> set[str]:
 def record_session(out: str, *, read_tools: Iterable[str] = (), agent: str | None = None, input: Any = None,
                    clock: str | None = None, timezone: str | None = None, seed: int | None = None,
                    key_file: str | None = None, overwrite: bool = False, run_id: str | None = None,
-                   code_version: str | None = None) -> HarnessSession:
+                   code_version: str | None = None, agent_ref: str | None = None) -> HarnessSession:
     """A session that records the block live to ``out`` (``tracetui.record``).
 
     Args:
@@ -405,13 +405,15 @@ def record_session(out: str, *, read_tools: Iterable[str] = (), agent: str | Non
         clock, timezone: The clock ``session.now()`` gives (ISO 8601; default now) and its zone.
         seed: Seed of ``session.new_id()`` / ``session.random`` (default random, in the header).
         key_file: The redaction key file (default ``.tracetui/redaction.key``, created).
+        agent_ref: How to run the agent again, in the header's ``agent_ref`` (the zero-code entry
+            writes the program: ``examples/app.py``, ``-m pkg.app``); default the agent's name.
 
     Raises:
         HarnessError: ``out`` exists (on entering), a bad clock or zone, a bad pyproject table.
     """
     return HarnessSession("record", out, read_tools=read_tools, agent=agent, input=input, clock=clock,
                           timezone=timezone, seed=seed, key_file=key_file, overwrite=overwrite, run_id=run_id,
-                          code_version=code_version)
+                          code_version=code_version, agent_ref=agent_ref)
 
 
 def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", llm: str = "frozen",
