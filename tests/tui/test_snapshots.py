@@ -48,3 +48,14 @@ def test_load_error(snap_compare: Any) -> None:
     """A replay that is not a trace: the error panel names the side, the file and the reason; no traceback."""
     app = TraceTuiApp("tests/tui/data/original.jsonl", "tests/tui/data/garbage.jsonl")
     assert snap_compare(app, run_before=wait_loaded, terminal_size=(100, 24))
+
+
+TAU_TRIALS = ("sample_runs/foreign/tau-bench-airline.json#task-1-trial-0",
+              "sample_runs/foreign/tau-bench-airline.json#task-1-trial-1")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+def test_multi_run_launch(snap_compare: Any, size: tuple[int, int]) -> None:
+    """Two trials of a tau-bench results file on launch: both run ids whole in the column titles, the first
+    divergence's fields with nothing over them, field names broken before a separator."""
+    assert snap_compare(TraceTuiApp(*TAU_TRIALS), run_before=wait_loaded, terminal_size=size)

@@ -29,6 +29,7 @@ from tracetui.tui.messages import LoadFailed
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.footer import TraceFooter
 from tracetui.tui.widgets.load_error import LoadErrorPanel
+from tracetui.tui.widgets.notice_line import NoticeLine
 from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.watching import WatchMixin
 from tracetui.tui.widgets.status_bar import StatusBar
@@ -99,6 +100,9 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
                 tooltip="Scroll the detail pane down a line (the list keeps the cursor)"),
         Binding("K,ctrl+up", "scroll_detail(-1)", "Detail up", show=False, id="detail-scroll-up",
                 tooltip="Scroll the detail pane up a line"),
+        Binding("X", "dismiss_notices", "Hide notices", show=False, id="dismiss-notices",
+                tooltip="Hide the notice line above the detail pane (run inputs changed, several runs, config "
+                "problems)"),
         Binding("F", "toggle_follow", "Follow", show=False, id="toggle-follow",
                 tooltip="Watch mode: follow the replay as it is written (the cursor goes to each new span), "
                 "or stop following and keep the cursor where it is"),
@@ -160,6 +164,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
     def compose(self) -> ComposeResult:
         yield AlignedHeader(id="columns")
         yield AlignedView(id="aligned")
+        yield NoticeLine(id="notices")
         yield SpanDetail(id="detail")
         yield LoadErrorPanel(id="load-error")
         yield StatusBar(id="status")
@@ -196,8 +201,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
                 shown.append(f"and {len(problems) - 1} more")
             shown.append("w lists them; the rest of the file applies")
             count = f"{len(problems)} problem{'s' * (len(problems) > 1)}"
-            self.notify("\n".join(shown), title=f"config file: {count}", severity="warning", markup=False,
-                        timeout=12)
+            self.say_notice(f"config file: {count}", "\n".join(shown), severity="warning")
 
     def _main(self, kind: type[WidgetType]) -> WidgetType:
         """A widget of the main screen, even while another screen (help, pair) is on top."""
@@ -218,7 +222,22 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
             lines = [visible(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}") for c in changes[:6]]
             if len(changes) > 6:
                 lines.append(f"… {len(changes) - 6} more")
-            self.notify("\n".join(lines), title="run inputs changed", markup=False, timeout=8)
+            self.say_notice("run inputs changed", "\n".join(lines))
+
+    def say_notice(self, title: str, message: str, *, severity: str = "information") -> None:
+        """Say something on the notice line above the detail pane (``widgets/notice_line.py``), never in a
+        toast over it: what the app has to say on launch, while the user reads the first divergence."""
+        self._main(NoticeLine).add(title, message, severity=severity)
+
+    def forget_pair_notices(self) -> None:
+        """Drop the notices about the pair shown (its run inputs, which run of a file), before another is read."""
+        notices = self._main(NoticeLine)
+        for title in ("run inputs changed", "original: several runs", "replay: several runs"):
+            notices.remove(title)
+
+    def action_dismiss_notices(self) -> None:
+        """Hide the notice line (``X``)."""
+        self._main(NoticeLine).dismiss()
 
     def on_unmount(self) -> None:
         self.stop_watch()
@@ -245,10 +264,11 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
             self.labels = load_labels(self.label_ref)
         except (TracetuiError, OSError, ValueError) as exc:
             self.labels_error = str(exc)
-            self.notify(
+            self.say_notice(
+                "reviewer labels not loaded",
                 f"{visible(str(exc))}\nLabels are not shown, and new ones cannot be saved until "
                 f"{os.path.basename(sidecar_path(self.label_ref))} is fixed or removed.",
-                title="reviewer labels not loaded", severity="warning", markup=False, timeout=12,
+                severity="warning",
             )
         self._show_labels()
 
@@ -374,6 +394,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self._thaw_pair()  # the pair shown until now may be collected once replaced
         self.source_changed_said.clear()  # a file that changes again is said again
         self._run_inputs_said = False
+        self.forget_pair_notices()
         self._jump_after_load = None
         view = self._main(AlignedView)
         if self.load_error is not None:

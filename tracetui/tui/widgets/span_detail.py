@@ -24,7 +24,15 @@ from rich.style import Style
 from rich.text import Text
 
 from tracetui.core.errors import SourceChanged
-from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
+from tracetui.tui.formatting import (
+    ABSENT_TEXT,
+    ELLIPSIS,
+    format_duration,
+    one_line,
+    path_lines,
+    span_label,
+    visible,
+)
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.aligned_layout import LABEL_MARKS, UNKNOWN_LABEL_MARK
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
@@ -224,18 +232,22 @@ class SpanDetail(TextLines, can_focus=False):
         else:
             left = _value(fr.original, fr.path, muted, style, limit)
             right = _value(fr.replay, fr.path, muted, style, limit)
-        return self._row(mark, Text(visible(fr.path), style), left, right, field_w, value_w, mark_style=style)
+        # A field path breaks only at its separators, or is shortened from the left (the pair screen shows it whole).
+        name = [Text(part, style) for part in path_lines(visible(fr.path), field_w, VALUE_LINES)]
+        return self._row(mark, name, left, right, field_w, value_w, mark_style=style)
 
     def _row(
-        self, mark: str, name: Text, left: Text, right: Text, field_w: int, value_w: int,
+        self, mark: str, name: Text | list[Text], left: Text, right: Text, field_w: int, value_w: int,
         *, wrap: bool = True, mark_style: Style | None = None,
     ) -> list[Line]:
-        """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall."""
+        """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall; ``name``
+        is a text to fold, or its lines already laid out (a field path: ``path_lines``)."""
         height = VALUE_LINES if wrap else 1
         marks = [Text(mark + " ", (mark_style or Style()) + Style(bold=True))]
-        name, left, right = self._mark(name), self._mark(left), self._mark(right)
+        names = [self._mark(n) for n in name] if isinstance(name, list) else fold(self._mark(name), field_w, height)
+        left, right = self._mark(left), self._mark(right)
         return side_by_side(
-            [(marks, 2), (fold(name, field_w, height), field_w), (fold(left, value_w, height), value_w),
+            [(marks, 2), (names, field_w), (fold(left, value_w, height), value_w),
              (fold(right, value_w, height), value_w)],
             [Text(), Text(" "), Text(SEPARATOR, self._style("muted")), Text()],
         )

@@ -169,7 +169,10 @@ class StatusBar(Static):
         for n, trace in enumerate((diff.original, diff.replay)):
             if n:
                 text.append(" ⟷ ", muted)
-            text.append(visible(os.path.basename(trace.path)), self._style("file"))
+            name = visible(os.path.basename(trace.path))
+            if len(trace.trace_ids) > 1 and trace.trace_id is not None:  # two trials of one file differ only here
+                name += f"#{visible(trace.trace_id)}"
+            text.append(name, self._style("file"))
             if not diff.partial:  # (the spans read so far are not the trace's)
                 text.append(f" {_plural(len(trace.spans), 'span')}", muted)
         self._base = text
