@@ -9,7 +9,7 @@ from tests.tui.helpers import SAMPLE_RUNS, SAMPLES, sample_pair, wait_loaded
 from tracetui.tui import TraceTuiApp
 from tracetui.tui.formatting import path_lines
 from tracetui.tui.widgets.aligned_layout import ColumnTitle
-from tracetui.tui.widgets.aligned_view import AlignedHeader
+from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.notice_line import NoticeLine
 from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.widgets.status_bar import StatusBar
@@ -109,3 +109,60 @@ async def test_detail_pane_never_breaks_a_field_name_mid_word() -> None:
         lines = app.query_one(SpanDetail).text.splitlines()
         at = next(i for i, line in enumerate(lines) if "llm.messages[0]" in line)
         assert lines[at + 1].split()[0] == ".content"
+
+
+# -- one trace alone, and the run list (tracetui FILE) --------------------------------------------------------
+
+
+def _tau_runs() -> list[dict[str, object]]:
+    if not TAU.exists():
+        pytest.skip("sample_runs/foreign/tau-bench-airline.json not present")
+    from tracetui.core.readers import read_runs
+    from tracetui.core.readers.summary import summarize_run
+
+    return [summarize_run(t) for t in read_runs(TAU).runs]
+
+
+async def test_one_trace_alone_has_one_column_and_no_divergence_keys() -> None:
+    original, _ = sample_pair("scheduling")
+    app = TraceTuiApp(original, None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        screen = _screen_text(app)
+        assert screen[0].split()[:2] == ["trace", "original.jsonl"]
+        assert not any(" │ " in line for line in screen[1:8])  # no replay column
+        assert "divergence" not in screen[0] and "7 spans" in app.query_one(StatusBar).content.plain
+        keys = {b.action for _n, b, enabled, _t in app.screen.active_bindings.values() if enabled}
+        assert "next_divergence" not in keys and "triage" not in keys and "label" not in keys
+        assert "toggle_detail" in keys and "search" in keys
+        await pilot.press("down", "down")
+        detail = app.query_one(SpanDetail).text
+        assert detail.startswith("row 2 · llm chat scripted-scheduler") and "│" not in detail
+        await pilot.press("slash", *"slots", "enter")  # search works on one trace
+        await pilot.pause()
+        assert app.query_one(AlignedView).search_matches
+
+
+async def test_run_list_opens_one_run_or_diffs_two_marked() -> None:
+    runs = _tau_runs()
+    app = TraceTuiApp(str(TAU), None, runs=runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        from tracetui.tui.screens.run_list import RunListScreen
+
+        assert isinstance(app.screen, RunListScreen)
+        text = "\n".join(_screen_text(app))
+        for run_id, spans in (("task-1-trial-0", "6"), ("task-1-trial-1", "16"), ("task-1-trial-2", "11")):
+            line = next(line for line in text.splitlines() if run_id in line)
+            assert spans in line.split() and "reward=" in line
+        await pilot.press("space", "space", "enter")  # trial-0 (original) against trial-1 (replay)
+        await wait_loaded(pilot)
+        assert not app.single and app.diff is not None
+        assert app.diff.original.trace_id == "task-1-trial-0" and app.diff.replay.trace_id == "task-1-trial-1"
+        await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.screen, RunListScreen)
+        await pilot.press("down", "down", "enter")  # trial-2 alone
+        await wait_loaded(pilot)
+        assert app.single and app.diff is not None and app.diff.original.trace_id == "task-1-trial-2"
+        assert len(app.diff.original.spans) == 11

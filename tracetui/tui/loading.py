@@ -193,8 +193,9 @@ class LoadingMixin:
         from tracetui.core.readers import split_run_ref
 
         self.say_run_inputs(diff)
-        for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
-                                        ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
+        sides = (("original", diff.original, self.original_path, self.trace_id),
+                 ("replay", diff.replay, self.replay_path, self.replay_trace_id))
+        for side, trace, ref, asked in sides[:1] if self.single else sides:  # type: ignore[attr-defined]
             if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
                 self.say_notice(  # type: ignore[attr-defined]
                     f"{side}: several runs",

@@ -74,14 +74,18 @@ class ColumnLayout(NamedTuple):
     """Spare cells at the end of the line."""
 
 
-def column_layout(width: int, row_count: int) -> ColumnLayout:
+def column_layout(width: int, row_count: int, *, single: bool = False) -> ColumnLayout:
     """Split ``width`` cells into the aligned columns.
 
     Args:
         width: Content width in cells.
         row_count: Number of rows (sizes the row-number column).
+        single: One trace alone (``tracetui FILE``): one side takes the whole line, no separator, no type
+            column.
     """
     number = max(3, len(str(max(0, row_count - 1))))
+    if single:
+        return ColumnLayout(number, max(4, width - number - 3), 0, 0)
     kind = TYPE_WIDTH if width >= TYPE_COLUMN_MIN_WIDTH else 0
     fixed = number + 3 + len(SEPARATOR) + (kind + 1 if kind else 0)
     side = max(4, (width - fixed) // 2)
@@ -158,6 +162,8 @@ class AlignedHeader(Widget):
         self._left = Text("original")
         self._right = Text("replay")
         self._rows = 0
+        self.single = False
+        """One trace alone: only the left title, over the whole line."""
 
     def set_titles(self, left: Text | ColumnTitle, right: Text | ColumnTitle, row_count: int) -> None:
         """Set both column titles (``Text``, never markup, or a ``ColumnTitle`` fitted to the column) and the
@@ -166,9 +172,13 @@ class AlignedHeader(Widget):
         self.refresh()
 
     def render(self) -> Text:
-        layout = column_layout(self.content_region.width, self._rows)
+        layout = column_layout(self.content_region.width, self._rows, single=self.single)
         line = Text(no_wrap=True, overflow="crop", end="")
         line.append(" " * (layout.number + 3))
+        if self.single:
+            left = self._left._replace(side="trace") if isinstance(self._left, ColumnTitle) else self._left
+            line.append_text(_fit_text(left, layout.side))
+            return line
         line.append_text(_fit_text(self._left, layout.side))
         line.append(SEPARATOR)
         line.append_text(_fit_text(self._right, layout.side))

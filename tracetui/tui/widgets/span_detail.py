@@ -80,6 +80,8 @@ class SpanDetail(TextLines, can_focus=False):
         self._labels: dict[int, Label] = {}
         self._by_id: dict[tuple[int, str], dict[str, Any]] = {}
         self._highlight = ""
+        self.single = False
+        """One trace alone (``tracetui FILE``): the span's fields in one column, nothing compared."""
 
     @property
     def highlight(self) -> str:
@@ -172,8 +174,44 @@ class SpanDetail(TextLines, can_focus=False):
     def _style(self, name: str) -> Style:
         return self.foreground(f"span-detail--{name}")
 
+    def _layout_single(self, pf: PairFields, width: int) -> list[Line]:
+        """One trace alone: the row's span, its breadcrumb and its fields in one value column."""
+        muted = self._style("muted")
+        span = pf.original or pf.replay
+        title = Text()
+        title.append(f"row {pf.row}", self._style("title"))
+        if span is not None:
+            title.append(f" · {span.kind.value} ", muted)
+            title.append(visible(span_label(span)))
+        lines: list[Line] = fold(title, width, max_lines=1)
+        crumbs = self._breadcrumb(pf.row)
+        if len(crumbs) > 1:
+            path = Text("  ")
+            for i, name in enumerate(crumbs):
+                if i:
+                    path.append(" › ", muted)
+                path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
+            lines += fold(self._mark(path), width, max_lines=2)
+        field_w = max(12, min(28, width // 4))
+        value_w = max(8, width - 2 - field_w - 1)
+        limit = VALUE_LINES * value_w
+        rows = [(fr, Style()) for fr in pf.semantic] + [(fr, muted) for fr in pf.volatile]
+        for n, (fr, style) in enumerate(rows):
+            if n == len(pf.semantic) and pf.volatile:
+                lines.append(Text("  ids, times, token counts", self._style("section")))
+            value = fr.original if fr.original is not ABSENT else fr.replay
+            name = [Text(part, style) for part in path_lines(visible(fr.path), field_w, VALUE_LINES)]
+            lines += side_by_side(
+                [([Text("  ")], 2), ([self._mark(t) for t in name], field_w),
+                 (fold(self._mark(_value(value, fr.path, muted, style, limit)), value_w, VALUE_LINES), value_w)],
+                [Text(), Text(" "), Text()],
+            )
+        return lines
+
     def _layout(self, pf: PairFields, width: int) -> list[Line]:
         """Every line of the pane for ``pf`` at ``width`` cells."""
+        if self.single:
+            return self._layout_single(pf, width)
         muted = self._style("muted")
         accent = self._style(pf.category) if pf.category != "equal" else Style()
         title = Text()
