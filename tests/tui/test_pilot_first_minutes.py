@@ -159,7 +159,7 @@ async def test_run_list_opens_one_run_or_diffs_two_marked() -> None:
         await wait_loaded(pilot)
         assert not app.single and app.diff is not None
         assert app.diff.original.trace_id == "task-1-trial-0" and app.diff.replay.trace_id == "task-1-trial-1"
-        await pilot.press("b")
+        await pilot.press("B")
         await pilot.pause()
         assert isinstance(app.screen, RunListScreen)
         await pilot.press("down", "down", "enter")  # trial-2 alone

@@ -100,7 +100,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
                 tooltip="Scroll the detail pane down a line (the list keeps the cursor)"),
         Binding("K,ctrl+up", "scroll_detail(-1)", "Detail up", show=False, id="detail-scroll-up",
                 tooltip="Scroll the detail pane up a line"),
-        Binding("b", "run_list", "Runs", id="run-list",
+        Binding("B", "run_list", "Runs", id="run-list",
                 tooltip="The file's runs: open another alone, or mark two and diff them (when the app opened on "
                 "the list)"),
         Binding("X", "dismiss_notices", "Hide notices", show=False, id="dismiss-notices",
@@ -211,7 +211,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self.load_pair()
 
     def action_run_list(self) -> None:
-        """Back to the list of the file's runs (``b``; only when the app opened on it)."""
+        """Back to the list of the file's runs (``B``; only when the app opened on it)."""
         if self.runs is None or self.screen is not self.screen_stack[0]:
             return
         from tracetui.tui.screens.run_list import RunListScreen
@@ -233,7 +233,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         if self.runs is not None:  # a file of several runs, none picked: the run list first
             from tracetui.tui.screens.run_list import RunListScreen
 
-            self._main(AlignedView).placeholder = "pick a run in the list (b shows it again)"
+            self._main(AlignedView).placeholder = "pick a run in the list (B shows it again)"
             self._main(SpanDetail).show_message(Text("no run open", style="dim"))
             self.push_screen(RunListScreen(self.original_path, list(self.runs)))  # type: ignore[arg-type]
             return
