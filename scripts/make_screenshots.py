@@ -55,6 +55,8 @@ class Scene:
     title: str = "tracetui"
     watch: int = 0
     early: int = 0
+    runs: str = ""
+    """When set, ``sample`` is ignored: ``tracetui FILE`` on this file of several runs (the run list)."""
 
 
 SCENES: tuple[Scene, ...] = (
@@ -70,6 +72,9 @@ SCENES: tuple[Scene, ...] = (
     Scene("watch-scheduling", "scheduling", watch=5, title="tracetui — following a replay being written (--watch)"),
     Scene("early-big-pair", "", early=3000,
           title="tracetui — a big pair: the first divergence before the rest is read"),
+    Scene("run-list-tau-bench", "", ("space", "down"), size=(100, 16),
+          runs="sample_runs/foreign/tau-bench-airline.json",
+          title="tracetui FILE — the runs of a results file: open one, or mark two and diff them"),
 )
 """Every scene, in README order."""
 
@@ -81,6 +86,8 @@ def needs_sample(scene: Scene) -> bool:
 
 def pair_paths(scene: Scene) -> tuple[str, str]:
     """The scene's trace files, relative to the repo root (only base names are drawn)."""
+    if scene.runs:
+        return scene.runs, scene.runs
     folder = Path("sample_runs") / scene.sample
     return str(folder / "original.jsonl"), str(folder / "replay.jsonl")
 
@@ -116,6 +123,8 @@ async def render_scene(scene: Scene) -> Rendered:
     if scene.early:
         with tempfile.TemporaryDirectory() as folder:
             return await _render_early(scene, folder)
+    if scene.runs:
+        return await _render_runs(scene)
     app = TraceTuiApp(*pair_paths(scene))
     async with app.run_test(size=scene.size) as pilot:
         await app.workers.wait_for_complete()
@@ -132,6 +141,23 @@ async def render_scene(scene: Scene) -> Rendered:
             cursor_row=app.screen_stack[0].query_one(AlignedView).cursor_row,
             first_row=first.row if first is not None else None,
         )
+
+
+async def _render_runs(scene: Scene) -> Rendered:
+    """``tracetui FILE`` on a file of several runs: the run list, after ``scene.keys``."""
+    from tracetui.core.readers import read_runs
+    from tracetui.core.readers.summary import summarize_run
+    from tracetui.tui import TraceTuiApp
+
+    runs = [summarize_run(t) for t in read_runs(scene.runs).runs]
+    app = TraceTuiApp(scene.runs, None, runs=runs)
+    async with app.run_test(size=scene.size) as pilot:
+        await pilot.pause()
+        for key in scene.keys:
+            await pilot.press(key)
+        await pilot.pause()
+        return Rendered(svg=app.export_screenshot(title=scene.title), screen=type(app.screen).__name__,
+                        cursor_row=0, first_row=None)
 
 
 async def _render_watch(scene: Scene, folder: str) -> Rendered:

@@ -112,4 +112,4 @@ def test_readme_record_your_agent_commands_run_as_pasted(tmp_path: Path) -> None
         out = subprocess.run([tracetui, *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
         assert out.returncode == 0, (argv, out.stdout[-2000:], out.stderr[-2000:])
         if argv[0] == "replay" and "--llm" not in argv:
-            assert "live calls 0" in out.stdout and "LLM outputs served 3" in out.stdout, out.stdout[-1500:]
+            assert "live calls (tools/network): 0" in out.stdout and "LLM outputs served 3" in out.stdout, out.stdout[-1500:]

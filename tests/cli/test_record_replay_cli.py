@@ -64,7 +64,7 @@ def test_strict_replay_of_the_fixed_agent_misses_the_friday_lookup(project: Path
     assert code == 1, err
     assert "unrecorded_call" in stdout and '"date":"2026-11-06"' in stdout
     assert 'arguments.date: "2026-11-06" (recorded "2026-11-05")' in stdout
-    assert "live calls 0" in stdout
+    assert "live calls (tools/network): 0" in stdout
     code, report, _ = cli("diff", str(original), "replay.jsonl", "--format", "json")
     assert code == 1
     first = orjson.loads(report)["first_divergence"]
@@ -134,7 +134,7 @@ def test_module_function_reference_is_found_from_the_current_folder(project: Pat
     code, stdout, err = cli("record", "tiny_agent:run", "--input", '"hello"', "--out", "t.jsonl")
     assert code == 0, err
     code, stdout, _ = cli("replay", "t.jsonl", "tiny_agent:run", "--out", "t-replay.jsonl")
-    assert code == 0 and "live calls 0" in stdout
+    assert code == 0 and "live calls (tools/network): 0" in stdout
 
 
 def test_show_tells_a_replay_run_and_its_result() -> None:

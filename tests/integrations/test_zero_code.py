@@ -61,7 +61,7 @@ def check_round_trip(cli, server, mcp_log, app: str, record_opts: list[str], *, 
     rep = cli("replay", "rec.jsonl", "--out", "replay.jsonl", "--", "python", app, *extra)
     assert rep.returncode == 0, rep.stdout + rep.stderr
     assert "Report sent for Paris." in rep.stdout
-    assert "completed; reads served 1, misses 0, writes intercepted 1, LLM outputs served 3, live calls 0" in rep.stdout
+    assert "completed; reads served 1, misses 0, writes intercepted 1, LLM outputs served 3, live calls (tools/network): 0" in rep.stdout
     assert "write #1 intercepted: send_report" in rep.stdout
     assert "blocked network call" not in rep.stdout
     assert server.hits == []                                   # no model call, no /api call

@@ -47,8 +47,17 @@ async def _open_palette(pilot, query: str = "") -> None:  # type: ignore[no-unty
     await pilot.pause(0.3)  # the palette gathers hits in a task
 
 
+def _notice_titles(app: TraceTuiApp) -> list[str]:
+    from tracetui.tui.widgets.notice_line import NoticeLine
+
+    return list(app.query_one(NoticeLine).notices)
+
+
 def _warnings(app: TraceTuiApp) -> list[str]:
-    return [n.message for n in app._notifications if n.severity == "warning"]
+    """The warnings said on the notice line above the detail pane (never a toast over it)."""
+    from tracetui.tui.widgets.notice_line import NoticeLine
+
+    return [message for message, severity in app.query_one(NoticeLine).notices.values() if severity == "warning"]
 
 
 # -- the command palette ------------------------------------------------------------------------
@@ -230,7 +239,7 @@ async def test_unknown_binding_id_and_theme_are_named_and_the_rest_applies(
         assert "w lists them" in warning and len(warning.splitlines()) <= 3  # fits a small screen
         assert all(len(line) <= 90 for line in warning.splitlines())
         assert "valid binding ids" not in warning  # the long lists are in w
-        assert "config file: 2 problems" in [n.title for n in app._notifications]
+        assert "config file: 2 problems" in _notice_titles(app)
         assert app.theme == "textual-dark"
         view = app.query_one(AlignedView)
         await pilot.press("n")
@@ -276,7 +285,7 @@ async def test_one_key_given_to_two_actions_is_named(scheduling: tuple[str, str]
         await pilot.pause()
         (warning,) = _warnings(app)
         listed = [issue.message for issue in app.config_issues()]
-        assert "config file: 3 problems" in [n.title for n in app._notifications]
+        assert "config file: 3 problems" in _notice_titles(app)
         assert any("'x' is bound to next-divergence and previous-divergence" in m for m in listed)
         assert any("'jump-to-teh-span' is no binding id" in m for m in listed)
         # n left next-divergence (remapped to x), but the pair screen's own n (next divergence there) would hide quit

@@ -160,8 +160,10 @@ async def test_damaged_sidecar_is_a_warning(pair: tuple[str, str]) -> None:
         await wait_loaded(pilot)
         assert app.diff is not None and app.query_one(AlignedView).cursor_row == 2
         assert app.labels == {} and app.labels_error is not None and side.name in app.labels_error
-        warnings = [n for n in app._notifications if n.severity == "warning"]
-        assert warnings and warnings[0].title == "reviewer labels not loaded" and side.name in warnings[0].message
+        from tracetui.tui.widgets.notice_line import NoticeLine
+
+        message, severity = app.query_one(NoticeLine).notices["reviewer labels not loaded"]
+        assert severity == "warning" and side.name in message
         await pilot.press("l")
         await pilot.pause()
         assert not isinstance(app.screen, LabelDialog)

@@ -192,7 +192,9 @@ async def test_file_hash_run_opens_the_named_runs_of_a_multi_run_file() -> None:
         assert diff is not None
         assert diff.original.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
         assert diff.replay.trace_id == "0af7651916cd43dd8448eb211c80319c"
-        assert not any("several runs" in (n.title or "") for n in app._notifications)
+        from tracetui.tui.widgets.notice_line import NoticeLine
+
+        assert not any("several runs" in title for title in app.query_one(NoticeLine).notices)
         header = app.query_one(AlignedHeader)
         assert "#4bf92f3577b34da6a3ce929d0e0e4736" in header._left.plain
         assert "#0af7651916cd43dd8448eb211c80319c" in header._right.plain
@@ -208,5 +210,8 @@ async def test_run_input_changes_are_announced_on_load() -> None:
     app = TraceTuiApp(a, b)
     async with app.run_test(size=(140, 35)) as pilot:
         await wait_loaded(pilot)
-        notes = [n for n in app._notifications if n.title == "run inputs changed"]
-        assert len(notes) == 1 and 'tool_schema_hash: "4000f82b71dbc499" → "840a73adabeda93e"' in notes[0].message
+        from tracetui.tui.widgets.notice_line import NoticeLine
+
+        notes = app.query_one(NoticeLine).notices
+        assert 'tool_schema_hash: "4000f82b71dbc499" → "840a73adabeda93e"' in notes["run inputs changed"][0]
+        assert not app._notifications  # on the notice line above the detail pane, not in a toast over it

@@ -63,7 +63,9 @@ async def test_watch_grows_torn_line_cursor_follow(tmp_path: Path) -> None:
         await until(pilot, lambda: app.diff is not None and view.row_count == 9, "the original's skeleton")
         assert not any(_replay_ids(app)) and not app.diff.divergences
         # no header yet: nothing to say about the run's inputs (every field would read "→ null")
-        assert "run inputs changed" not in [n.title for n in app._notifications]
+        from tracetui.tui.widgets.notice_line import NoticeLine
+
+        assert "run inputs changed" not in app.query_one(NoticeLine).notices
         with rp.open("wb") as fh:
             _write(fh, lines[0] + lines[1] + lines[2])  # header, root, first child
             await until(pilot, lambda: app.diff is not None and "r1" in _replay_ids(app), "the first spans")

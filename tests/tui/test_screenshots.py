@@ -37,6 +37,9 @@ async def test_scene_renders(scene, monkeypatch: pytest.MonkeyPatch) -> None:  #
         pytest.skip(f"sample_runs/{scene.sample} not present")
     shot = await SCRIPT.render_scene(scene)
     assert shot.svg.lstrip().startswith("<svg") and "</svg>" in shot.svg
+    if scene.runs:  # `tracetui FILE` on a file of several runs: the run list
+        assert shot.screen == "RunListScreen" and "task-1-trial-1" in shot.svg.replace("&#160;", " ")
+        return
     assert shot.first_row is not None
     if "slash" not in scene.keys:  # a search moves the cursor to its first match
         assert shot.cursor_row == shot.first_row

@@ -71,13 +71,19 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def run_view(args: argparse.Namespace, err: TextIO) -> int:
     """``tracetui [view] ORIGINAL REPLAY``: open the TUI (Textual is imported here only)."""
     watch = bool(getattr(args, "watch", False))
-    for ref in (args.original,) if watch else (args.original, args.replay):  # --watch: the replay may come later
+    if args.replay is None and watch:
+        raise ReadError(args.original, "--watch follows a replay: give ORIGINAL and REPLAY")
+    refs = (args.original,) if watch or args.replay is None else (args.original, args.replay)
+    for ref in refs:  # --watch: the replay may come later
         path, _run = split_run_ref(ref)
         if not os.path.exists(path):
             raise ReadError(path, "no such file")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("tracetui: error: the view needs a terminal; in scripts and CI use `tracetui diff ORIGINAL REPLAY`", file=err)
+        print("tracetui: error: the view needs a terminal; in scripts and CI use `tracetui diff ORIGINAL REPLAY` "
+              "(or `tracetui show FILE`)", file=err)
         return 2
+    if args.replay is None:
+        return _run_one(args)
     options = dict(original_format=args.input_format, replay_format=args.input_format, trace_id=args.trace_id,
                    replay_trace_id=args.replay_trace_id)
     prefetched = None
@@ -98,6 +104,23 @@ def run_view(args: argparse.Namespace, err: TextIO) -> int:
         config_path=getattr(args, "config", None),
         prefetched=prefetched,
     )
+    app.run()
+    return int(app.return_code or 0)
+
+
+def _run_one(args: argparse.Namespace) -> int:
+    """``tracetui FILE``: the trace alone, or, for a file of several runs none of which is picked, their list."""
+    runs = None
+    if split_run_ref(args.original)[1] is None and args.trace_id is None:
+        from tracetui.core.readers.summary import summarize_run
+
+        trace_file = read_runs(args.original, format=args.input_format)
+        if len(trace_file.runs) > 1:
+            runs = [summarize_run(t) for t in trace_file.runs]
+    from tracetui.tui import TraceTuiApp
+
+    app = TraceTuiApp(args.original, None, original_format=args.input_format, trace_id=args.trace_id,
+                      config_path=getattr(args, "config", None), runs=runs)
     app.run()
     return int(app.return_code or 0)
 

@@ -254,9 +254,10 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
             head = f"agent raised {type(r.error).__name__}" + (" (the original run did not fail)" if r.new_failure else "")
         else:
             head = "completed" + ("" if r.reproduces else " on another path than the original's")
-        llm = f"LLM outputs served {o.llm_served}" if args.llm == "frozen" else f"model calls {o.model_calls}"
+        llm = f"LLM outputs served {o.llm_served}" if args.llm == "frozen" else \
+            f"model calls {o.model_calls} (live model, allowed)"
         p(f"trial {r.trial}: {head}; reads served {o.served}, misses {o.misses}, writes intercepted {len(o.writes)}, "
-          f"{llm}, live calls {o.live_calls}")
+          f"{llm}, live calls (tools/network): {o.live_calls}")
         for d in o.divergences:
             p(f"  {d['type']} at seq {d['seq']} (span {d['span_id']}):")
             for line in d["message"].splitlines():

@@ -48,9 +48,14 @@ def _add_input_format(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _add_inputs(p: argparse.ArgumentParser) -> None:
+def _add_inputs(p: argparse.ArgumentParser, *, replay_optional: bool = False) -> None:
     p.add_argument("original", metavar="ORIGINAL", help=f"trace of the run that happened (any supported format; {_RUN_HELP})")
-    p.add_argument("replay", metavar="REPLAY", help="trace of the replay to compare with it (REPLAY#RUN works too)")
+    if replay_optional:
+        p.add_argument("replay", metavar="REPLAY", nargs="?",
+                       help="trace of the replay to compare with it (REPLAY#RUN works too); without it ORIGINAL is "
+                       "shown alone, or, when it holds several runs, their list (open one, or mark two and diff them)")
+    else:
+        p.add_argument("replay", metavar="REPLAY", help="trace of the replay to compare with it (REPLAY#RUN works too)")
     _add_input_format(p, "both files")
     p.add_argument("--trace-id", metavar="ID", help="trace to pick in ORIGINAL when it holds several (default: the first)")
     p.add_argument("--replay-trace-id", metavar="ID", help="trace to pick in REPLAY (default: --trace-id if REPLAY holds it, else the first)")
@@ -62,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tracetui",
         description=(
             "Diff an AI agent's original run against its replay, span by span, and show the first divergence.\n\n"
-            "  tracetui ORIGINAL REPLAY            open the side-by-side view (same as `tracetui view`)\n"
+            "  tracetui ORIGINAL REPLAY            open the side-by-side view (same as `tracetui view`)\n"            "  tracetui FILE                       open one trace alone; a file of several runs lists them\n"
             "  tracetui diff ORIGINAL REPLAY       print the divergences (exit 0 none, 1 some, 2 error)\n"
             "  tracetui show TRACE                 what a file holds: format, runs, spans by kind, tools, warnings\n"
             "  tracetui convert TRACE OUT.jsonl    write one run in tracetui's own format (tracetui/1)\n"
@@ -79,14 +84,20 @@ def build_parser() -> argparse.ArgumentParser:
             "                                      make the failure a golden-set case: fixture + contract\n"
             "  tracetui golden run golden/ --agent AGENT\n"
             "                                      run the golden set (exit 0 pass, 1 fail, 2 error)\n\n"
-            "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN."
+            "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN.\n"
+            "`tracetui help COMMAND` (or `tracetui COMMAND -h`) shows a command's options; -V the version."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"tracetui {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"tracetui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    view = sub.add_parser("view", help="open the two runs side by side in the terminal UI", description="Open ORIGINAL and REPLAY aligned side by side, cursor on the first divergence.")
-    _add_inputs(view)
+    view = sub.add_parser(
+        "view", help="open the two runs side by side in the terminal UI (one file: that trace alone, or its runs)",
+        description="Open ORIGINAL and REPLAY aligned side by side, cursor on the first divergence. With ORIGINAL "
+        "alone: that trace on its own (tree, detail pane, search, filters), or, for a file of several runs, the "
+        "list of its runs (id, spans, status, reward or verdict) to open one or diff two.",
+    )
+    _add_inputs(view, replay_optional=True)
     view.add_argument("--config", metavar="PATH",
                       help="the TUI's config file: theme and keys (default: $TRACETUI_CONFIG, else "
                       "$XDG_CONFIG_HOME/tracetui/config.toml; docs/tui.md)")
@@ -137,8 +148,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_TOP_LEVEL_OPTIONS = frozenset({"-h", "--help", "--version"})
+_TOP_LEVEL_OPTIONS = frozenset({"-h", "--help", "--version", "-V"})
 """Options of ``tracetui`` itself; any other first argument that is not a command starts ``view``."""
+
+
+def _help(topic: list[str], out: TextIO, err: TextIO) -> int:
+    """``tracetui help [COMMAND]``: the help of tracetui, or of one command, on stdout (0); an unknown command is
+    a usage error (2) naming the commands."""
+    parser = build_parser()
+    if not topic:
+        out.write(parser.format_help())
+        return EXIT_OK
+    if topic[0] not in COMMANDS or len(topic) > 1:
+        print(f"tracetui: error: no command {' '.join(topic)!r} (commands: {', '.join(COMMANDS)}; "
+              "`tracetui help` for all)", file=err)
+        return EXIT_ERROR
+    import contextlib
+
+    with contextlib.redirect_stdout(out):
+        try:
+            parser.parse_args([topic[0], "--help"])
+        except SystemExit:
+            pass
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -163,6 +195,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             return run_program(args_list, out, err)
         except KeyboardInterrupt:
             return 130
+    if args_list[:1] == ["help"]:
+        return _help(args_list[1:], out, err)
     # `tracetui A B` is `tracetui view A B`: the on-call path is the short one (view's options, such as
     # `--config PATH` or `--watch`, may come first: `tracetui --watch A B`).
     if args_list and args_list[0] not in COMMANDS and args_list[0] not in _TOP_LEVEL_OPTIONS:

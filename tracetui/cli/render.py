@@ -198,7 +198,7 @@ def _replay_text(info: dict[str, Any]) -> str:
         text += f", trial {info['trial']}/{info['trials']}"
     if "diverged" in info:
         text += ": " + ("diverged (" + ", ".join(info["divergences"]) + ")" if info["diverged"] else "no divergence")
-        text += f"; misses {info['misses']}, writes intercepted {info['writes']}, live calls {info['live_calls']}"
+        text += f"; misses {info['misses']}, writes intercepted {info['writes']}, live calls (tools/network): {info['live_calls']}"
         if info.get("unconsumed"):
             text += f", unconsumed recordings {info['unconsumed']}"
     return text

@@ -264,10 +264,10 @@ def _print_replay(report: dict[str, Any], args: argparse.Namespace, program: lis
     else:
         head = "completed" + ("" if s.get("reproduces_original_path", True) else " on another path than the original's")
     llm = f"LLM outputs served {s.get('llm_served', 0)}" if args.llm == "frozen" else \
-        f"model calls {s.get('model_calls', 0)}"
+        f"model calls {s.get('model_calls', 0)} (live model, allowed)"
     p(f"replay {args.mode}, LLM {args.llm}: {args.trace} with `{shlex.join(program)}` -> {args.out}")
     p(f"{head}; reads served {s.get('served', 0)}, misses {s.get('misses', 0)}, writes intercepted "
-      f"{len(s.get('writes') or [])}, {llm}, live calls {s.get('live_calls', 0)}; program exit code {code}")
+      f"{len(s.get('writes') or [])}, {llm}, live calls (tools/network): {s.get('live_calls', 0)}; program exit code {code}")
     for d in s.get("divergences") or []:
         p(f"  {d['type']} at seq {d.get('seq')} (span {d.get('span_id')}):")
         for line in str(d.get("message", "")).splitlines():

@@ -29,6 +29,7 @@ from tracetui.tui.messages import LoadFailed
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.footer import TraceFooter
 from tracetui.tui.widgets.load_error import LoadErrorPanel
+from tracetui.tui.widgets.notice_line import NoticeLine
 from tracetui.tui.widgets.span_detail import SpanDetail
 from tracetui.tui.watching import WatchMixin
 from tracetui.tui.widgets.status_bar import StatusBar
@@ -99,6 +100,12 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
                 tooltip="Scroll the detail pane down a line (the list keeps the cursor)"),
         Binding("K,ctrl+up", "scroll_detail(-1)", "Detail up", show=False, id="detail-scroll-up",
                 tooltip="Scroll the detail pane up a line"),
+        Binding("B", "run_list", "Runs", id="run-list",
+                tooltip="The file's runs: open another alone, or mark two and diff them (when the app opened on "
+                "the list)"),
+        Binding("X", "dismiss_notices", "Hide notices", show=False, id="dismiss-notices",
+                tooltip="Hide the notice line above the detail pane (run inputs changed, several runs, config "
+                "problems)"),
         Binding("F", "toggle_follow", "Follow", show=False, id="toggle-follow",
                 tooltip="Watch mode: follow the replay as it is written (the cursor goes to each new span), "
                 "or stop following and keep the cursor where it is"),
@@ -107,7 +114,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
     def __init__(
         self,
         original_path: str | os.PathLike[str],
-        replay_path: str | os.PathLike[str],
+        replay_path: str | os.PathLike[str] | None = None,
         *,
         original_format: str | None = None,
         replay_format: str | None = None,
@@ -116,8 +123,17 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         config_path: str | os.PathLike[str] | None = None,
         watch: bool = False,
         prefetched: PairRead | None = None,
+        runs: list[dict[str, object]] | None = None,
     ) -> None:
         super().__init__()
+        self.single = replay_path is None
+        """One trace alone (``tracetui FILE``): the same tree, detail pane, search and filters, no diff columns
+        (the trace is read as both sides of an equal pair)."""
+        self.runs = runs
+        """The runs of ``original_path`` (``summarize_run`` dicts) when it holds several and none was picked:
+        the app opens on the run list (``screens/run_list.py``), from which one run or two are opened."""
+        if replay_path is None:
+            replay_path, replay_trace_id = original_path, trace_id
         self.prefetched = prefetched
         self.watch_mode = watch
         """True for ``--watch``: the replay is followed while it is written."""
@@ -155,17 +171,72 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
             from tracetui.tui.keymap import apply_theme
 
             self.config.problems.extend(apply_theme(self, self.config))
-        self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
+        self.sub_title = self._sub_title()
+
+    def _sub_title(self) -> str:
+        if self.single:
+            return os.path.basename(self.original_path)
+        return f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
+
+    def _apply_single(self) -> None:
+        """Tell the main screen's widgets whether one trace is shown alone."""
+        for kind in (AlignedView, AlignedHeader, SpanDetail, StatusBar):
+            self._main(kind).single = self.single  # type: ignore[attr-defined]
+
+    def open_runs(self, original: str, replay: str | None) -> None:
+        """Show ``original`` alone (``replay`` None) or diffed against ``replay`` (``FILE#RUN`` each): what the
+        run list opens. Read in the load worker; the view opens on the first divergence (or the first row)."""
+        self._thaw_pair()
+        self.stop_watch()
+        self.single = replay is None
+        self.original_path = original
+        self.replay_path = replay if replay is not None else original
+        self.replay_format = self.original_format
+        self.trace_id = self.replay_trace_id = None
+        self._run_inputs_said = False
+        self.forget_pair_notices()
+        self._jump_after_load = None
+        self.diff = None
+        self.sub_title = self._sub_title()
+        self._apply_single()
+        view = self._main(AlignedView)
+        if self.load_error is not None:
+            self.load_error = None
+            self.screen_stack[0].remove_class("-load-error")
+            view.disabled = False
+        view.placeholder = "loading…"
+        view.focus()
+        self._main(StatusBar).show_loading(self.original_path, self.replay_path)
+        self._main(SpanDetail).show_message(Text("loading…", style="dim"))
+        self.load_pair()
+
+    def action_run_list(self) -> None:
+        """Back to the list of the file's runs (``B``; only when the app opened on it)."""
+        if self.runs is None or self.screen is not self.screen_stack[0]:
+            return
+        from tracetui.tui.screens.run_list import RunListScreen
+        from tracetui.core.readers import split_run_ref
+
+        self.push_screen(RunListScreen(split_run_ref(self.original_path)[0], list(self.runs)))  # type: ignore[arg-type]
 
     def compose(self) -> ComposeResult:
         yield AlignedHeader(id="columns")
         yield AlignedView(id="aligned")
+        yield NoticeLine(id="notices")
         yield SpanDetail(id="detail")
         yield LoadErrorPanel(id="load-error")
         yield StatusBar(id="status")
         yield TraceFooter()
 
     def on_mount(self) -> None:
+        self._apply_single()
+        if self.runs is not None:  # a file of several runs, none picked: the run list first
+            from tracetui.tui.screens.run_list import RunListScreen
+
+            self._main(AlignedView).placeholder = "pick a run in the list (B shows it again)"
+            self._main(SpanDetail).show_message(Text("no run open", style="dim"))
+            self.push_screen(RunListScreen(self.original_path, list(self.runs)))  # type: ignore[arg-type]
+            return
         view = self._main(AlignedView)
         view.placeholder = "loading…"
         view.focus()
@@ -196,8 +267,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
                 shown.append(f"and {len(problems) - 1} more")
             shown.append("w lists them; the rest of the file applies")
             count = f"{len(problems)} problem{'s' * (len(problems) > 1)}"
-            self.notify("\n".join(shown), title=f"config file: {count}", severity="warning", markup=False,
-                        timeout=12)
+            self.say_notice(f"config file: {count}", "\n".join(shown), severity="warning")
 
     def _main(self, kind: type[WidgetType]) -> WidgetType:
         """A widget of the main screen, even while another screen (help, pair) is on top."""
@@ -218,7 +288,22 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
             lines = [visible(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}") for c in changes[:6]]
             if len(changes) > 6:
                 lines.append(f"… {len(changes) - 6} more")
-            self.notify("\n".join(lines), title="run inputs changed", markup=False, timeout=8)
+            self.say_notice("run inputs changed", "\n".join(lines))
+
+    def say_notice(self, title: str, message: str, *, severity: str = "information") -> None:
+        """Say something on the notice line above the detail pane (``widgets/notice_line.py``), never in a
+        toast over it: what the app has to say on launch, while the user reads the first divergence."""
+        self._main(NoticeLine).add(title, message, severity=severity)
+
+    def forget_pair_notices(self) -> None:
+        """Drop the notices about the pair shown (its run inputs, which run of a file), before another is read."""
+        notices = self._main(NoticeLine)
+        for title in ("run inputs changed", "original: several runs", "replay: several runs"):
+            notices.remove(title)
+
+    def action_dismiss_notices(self) -> None:
+        """Hide the notice line (``X``)."""
+        self._main(NoticeLine).dismiss()
 
     def on_unmount(self) -> None:
         self.stop_watch()
@@ -241,14 +326,18 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         from tracetui.core.diff.labels import load_labels, sidecar_path
 
         self.labels, self.labels_error = {}, None
+        if self.single:  # labels are of divergences: none on one trace alone
+            self._show_labels()
+            return
         try:
             self.labels = load_labels(self.label_ref)
         except (TracetuiError, OSError, ValueError) as exc:
             self.labels_error = str(exc)
-            self.notify(
+            self.say_notice(
+                "reviewer labels not loaded",
                 f"{visible(str(exc))}\nLabels are not shown, and new ones cannot be saved until "
                 f"{os.path.basename(sidecar_path(self.label_ref))} is fixed or removed.",
-                title="reviewer labels not loaded", severity="warning", markup=False, timeout=12,
+                severity="warning",
             )
         self._show_labels()
 
@@ -362,6 +451,10 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         if action in ("toggle_detail", "show_issues", "scroll_detail", "triage", "label", "promote"):
             if self.diff is None or self.screen is not self.screen_stack[0]:
                 return False
+            if self.single and action in ("triage", "label", "promote"):  # they need a replay to compare with
+                return False
+        if action == "run_list":
+            return self.runs is not None and self.screen is self.screen_stack[0]
         return True
 
     def action_reload(self) -> None:
@@ -374,6 +467,7 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self._thaw_pair()  # the pair shown until now may be collected once replaced
         self.source_changed_said.clear()  # a file that changes again is said again
         self._run_inputs_said = False
+        self.forget_pair_notices()
         self._jump_after_load = None
         view = self._main(AlignedView)
         if self.load_error is not None:

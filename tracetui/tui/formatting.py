@@ -10,6 +10,7 @@ screen, and ``[bold]`` stays the six characters it is (the caller builds
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 import orjson
@@ -229,3 +230,47 @@ def format_duration(ns: int | None) -> str:
     if ns < 1_000_000_000:
         return f"{ns / 1_000_000:.1f} ms"
     return f"{ns / 1_000_000_000:.2f} s"
+
+
+_PATH_BREAK = re.compile(r"(?=[.\[/])")
+
+
+def path_lines(path: str, width: int, max_lines: int) -> list[str]:
+    """A field path (``llm.messages[0].content``) on at most ``max_lines`` lines of ``width`` cells, broken
+    only before a path separator (``.``, ``[``, ``/``), never inside a name.
+
+    When the parts do not fit, the path is shortened from the left (``…[0].content``): the end names the
+    field, and the pair screen (``enter``) shows the whole path. A single name longer than ``width`` is
+    shortened from the left too.
+
+    Returns:
+        1 to ``max_lines`` lines, each at most ``width`` cells (``width`` >= 2).
+    """
+    if width <= 1 or max_lines < 1:
+        return [path[:max(0, width)]]
+    if cell_len(path) <= width:
+        return [path]
+    parts = [p for p in _PATH_BREAK.split(path) if p]
+
+    def pack(items: list[str], first: str = "") -> list[str] | None:
+        lines = [first]
+        for part in items:
+            if cell_len(part) > width:
+                return None
+            if cell_len(lines[-1] + part) <= width:
+                lines[-1] += part
+            elif first and lines[-1] == first:  # "…" alone on a line says nothing
+                return None
+            else:
+                lines.append(part)
+        return lines if len(lines) <= max_lines else None
+
+    packed = pack(parts)
+    if packed is not None:
+        return packed
+    for start in range(1, len(parts)):  # drop names from the left until the rest fits after "…"
+        packed = pack(parts[start:], ELLIPSIS)
+        if packed is not None:
+            return packed
+    last = parts[-1]
+    return [ELLIPSIS + last[-(width - 1):]]

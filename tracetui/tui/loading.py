@@ -19,6 +19,7 @@ from textual import work
 from tracetui.core.errors import ReadError, TracetuiError
 from tracetui.tui.formatting import visible
 from tracetui.tui.messages import EarlyLoaded, LoadFailed, LoadProgress, PairLoaded
+from tracetui.tui.widgets.aligned_layout import ColumnTitle
 from tracetui.tui.widgets.aligned_view import AlignedHeader, AlignedView
 from tracetui.tui.widgets.load_error import LoadErrorPanel
 from tracetui.tui.widgets.span_detail import SpanDetail
@@ -192,15 +193,14 @@ class LoadingMixin:
         from tracetui.core.readers import split_run_ref
 
         self.say_run_inputs(diff)
-        for side, trace, ref, asked in (("original", diff.original, self.original_path, self.trace_id),
-                                        ("replay", diff.replay, self.replay_path, self.replay_trace_id)):
+        sides = (("original", diff.original, self.original_path, self.trace_id),
+                 ("replay", diff.replay, self.replay_path, self.replay_trace_id))
+        for side, trace, ref, asked in sides[:1] if self.single else sides:  # type: ignore[attr-defined]
             if len(trace.trace_ids) > 1 and asked is None and split_run_ref(ref)[1] is None:  # not picked: say so
-                self.notify(
+                self.say_notice(  # type: ignore[attr-defined]
+                    f"{side}: several runs",
                     f"{os.path.basename(trace.path)} holds {len(trace.trace_ids)} runs; showing {trace.trace_id} "
-                    f"(pick another with {side.upper()}#RUN; `tracetui show` lists them)",
-                    title=f"{side}: several runs",
-                    markup=False,
-                    timeout=8,
+                    f"({side.upper()}#RUN picks another; `tracetui {os.path.basename(trace.path)}` lists them)",
                 )
 
     def on_load_failed(self, message: LoadFailed) -> None:
@@ -239,6 +239,7 @@ class LoadingMixin:
         self.replay_format = None
         self.replay_trace_id = None
         self._run_inputs_said = False
+        self.forget_pair_notices()  # type: ignore[attr-defined]
         self._jump_after_load = jump_to
         self.sub_title = f"{os.path.basename(self.original_path)} ⟷ {os.path.basename(self.replay_path)}"
         self.load_pair()
@@ -268,17 +269,17 @@ def _agrees(early: TraceDiff, whole: TraceDiff) -> bool:
     return agrees(early, whole)
 
 
-def column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> Text:
+def column_title(side: str, path: str, trace: Trace | None, *, not_counted: int = 0, reading: bool = False) -> ColumnTitle:
     """``side  FILE[#RUN]  N spans`` over a column; ``not_counted`` spans are left out of N (watch mode's
-    placeholders for parents not written yet); ``reading``: ``reading…`` in place of N."""
-    title = Text(no_wrap=True, overflow="ellipsis")
-    title.append(side, "bold")
-    title.append(f"  {visible(os.path.basename(path))}")
+    placeholders for parents not written yet); ``reading``: ``reading…`` in place of N. The header fits it to
+    the column (``ColumnTitle.fit``: the run id stays legible at 80 columns)."""
+    run = ""
     if trace is not None and len(trace.trace_ids) > 1 and trace.trace_id is not None:
-        title.append(f"#{visible(trace.trace_id)}")
+        run = visible(trace.trace_id)
+    count = ""
     if trace is not None:
-        count = len(trace.spans) - not_counted
-        title.append(f"  {count:,} span{'' if count == 1 else 's'}", "dim")
+        n = len(trace.spans) - not_counted
+        count = f"{n:,} span{'' if n == 1 else 's'}"
     elif reading:
-        title.append("  reading…", "dim")
-    return title
+        count = "reading…"
+    return ColumnTitle(side, visible(os.path.basename(path)), run, count)

@@ -13,6 +13,7 @@ value...), all lowercased. A search is a case-insensitive substring match.
 from __future__ import annotations
 
 import threading
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,14 +36,23 @@ several hundred million) the index keeps nothing and each search scans the spans
 slower searches, but the memory stays the traces' own."""
 
 
+def fold_text(text: str) -> str:
+    """``text`` as search compares it: NFC-normalised and case-folded (``café`` typed as one character finds
+    ``cafe`` + a combining accent; ``STRASSE`` finds ``straße``)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
 def span_text(span: Span) -> str:
-    """The searchable text of one span: name, tool name and the canonical JSON of its data, lowercased."""
+    """The searchable text of one span: name, tool name and the canonical JSON of its data, NFC-normalised and
+    case-folded (``fold_text``)."""
     try:
         data = orjson.dumps(span.data, option=_DUMP, default=str).decode("utf-8", "replace")
     except (TypeError, orjson.JSONEncodeError):
         data = repr(span.data)
     tool = span.tool_name
-    return f"{span.name}\n{tool}\n{data}".lower() if tool else f"{span.name}\n{data}".lower()
+    return fold_text(f"{span.name}\n{tool}\n{data}" if tool else f"{span.name}\n{data}")
 
 
 def row_text(diff: TraceDiff, row: int) -> str:
@@ -113,7 +123,7 @@ class SearchIndex:
         """
         if not self.build(cancelled):
             return None
-        needle = term.lower()
+        needle = fold_text(term)
         if not needle:
             return []
         if not self.streaming:
@@ -162,7 +172,8 @@ class SpanLookupError(ValueError):
 
 
 def find_span(diff: TraceDiff, query: str) -> SpanHit:
-    """The row of the span whose id is ``query``, or the only id starting with it, on either side.
+    """The row of the span whose id is ``query``, or the only id starting with it (NFC-normalised, case-folded:
+    ``fold_text``), on either side.
 
     An exact id wins over prefixes; the original side is tried before the replay.
 
@@ -172,6 +183,7 @@ def find_span(diff: TraceDiff, query: str) -> SpanHit:
     query = query.strip()
     if not query:
         raise SpanLookupError("type a span id, or the start of one")
+    wanted = fold_text(query)  # NFC-normalised, case-folded: canonically equal ids match
     exact: SpanHit | None = None
     prefixed: dict[str, SpanHit] = {}
     for side, trace in (("original", diff.original), ("replay", diff.replay)):
@@ -184,7 +196,10 @@ def find_span(diff: TraceDiff, query: str) -> SpanHit:
             if span_id == query:
                 exact = SpanHit(n, side, span_id)
                 break
-            if span_id.startswith(query) and span_id not in prefixed:
+            folded = fold_text(span_id)
+            if folded == wanted and exact is None and span_id not in prefixed:  # canonically equal, any case
+                prefixed[span_id] = SpanHit(n, side, span_id)
+            elif folded.startswith(wanted) and span_id not in prefixed:
                 prefixed[span_id] = SpanHit(n, side, span_id)
         if exact is not None:
             return exact

@@ -82,7 +82,7 @@ def test_strict_replay_serves_reads_in_order_intercepts_writes_freezes_clock(rec
     code, out, _ = replay_cli(rec, "run", "strict.jsonl")
     assert code == 0
     assert sum(H["CALLS"].values()) == 0  # zero live calls, model included (frozen)
-    assert "reads served 4, misses 0, writes intercepted 2" in out and "live calls 0" in out
+    assert "reads served 4, misses 0, writes intercepted 2" in out and "live calls (tools/network): 0" in out
     assert "write #1 intercepted: issue_refund" in out and "idempotency key refund-ORD-1001-case-" in out
     assert "write #2 intercepted: send_email" in out
     trace = read_trace(str(rec / "strict.jsonl"))
@@ -307,7 +307,7 @@ def test_non_json_huge_unicode_and_threaded_tool_outputs(tmp_path: Path) -> None
         code, _, err = cli(tmp_path, "record", ref(fn), "--input", json.dumps(H["INPUT"]), "--out", f"{fn}.jsonl")
         assert code == 0, err
         code, out, err = cli(tmp_path, "replay", f"{fn}.jsonl", ref(fn), "--out", f"{fn}.r.jsonl")
-        assert code == 0 and "live calls 0" in out, out + err
+        assert code == 0 and "live calls (tools/network): 0" in out, out + err
     weird = next(s for s in read_trace(str(tmp_path / "run_weird.r.jsonl")).spans if s.parent_id is None)
     assert weird.data["output"]["when"] == "2026-05-04T09:15:00+00:00" and isinstance(weird.data["output"]["raw"], str)
     huge = next(s for s in read_trace(str(tmp_path / "run_huge.r.jsonl")).spans if s.parent_id is None)

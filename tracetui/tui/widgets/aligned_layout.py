@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from rich.text import Text
 from textual.widget import Widget
 
-from tracetui.tui.formatting import fit
+from tracetui.tui.formatting import ELLIPSIS, fit
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence
@@ -74,14 +74,18 @@ class ColumnLayout(NamedTuple):
     """Spare cells at the end of the line."""
 
 
-def column_layout(width: int, row_count: int) -> ColumnLayout:
+def column_layout(width: int, row_count: int, *, single: bool = False) -> ColumnLayout:
     """Split ``width`` cells into the aligned columns.
 
     Args:
         width: Content width in cells.
         row_count: Number of rows (sizes the row-number column).
+        single: One trace alone (``tracetui FILE``): one side takes the whole line, no separator, no type
+            column.
     """
     number = max(3, len(str(max(0, row_count - 1))))
+    if single:
+        return ColumnLayout(number, max(4, width - number - 3), 0, 0)
     kind = TYPE_WIDTH if width >= TYPE_COLUMN_MIN_WIDTH else 0
     fixed = number + 3 + len(SEPARATOR) + (kind + 1 if kind else 0)
     side = max(4, (width - fixed) // 2)
@@ -98,6 +102,58 @@ def row_category(original: int | None, replay: int | None, divergence: Divergenc
     return CHANGED if divergence is not None else EQUAL
 
 
+class ColumnTitle(NamedTuple):
+    """A column's title in parts, fitted to the column's width by ``fit``: ``side  FILE#RUN  N spans``."""
+
+    side: str
+    """``original`` or ``replay`` (bold)."""
+    name: str
+    """The file's base name (already ``visible``)."""
+    run: str = ""
+    """The run id in a file of several runs (already ``visible``), else empty."""
+    count: str = ""
+    """``7 spans`` or ``reading…`` (dim), or empty."""
+
+    @property
+    def plain(self) -> str:
+        return self.fit(10_000).plain.rstrip()
+
+    def fit(self, width: int) -> Text:
+        """The title in ``width`` cells, padded. What goes first when it is too long: the span count, then the
+        start of the file name (``tau-bench-a…#task-1-trial-1``), then the side word; the run id stays whole
+        while it fits, since two trials of one file differ only there."""
+        tail = f"#{self.run}" if self.run else ""
+        name = self.name + tail
+        side = f"{self.side}  "
+        candidates = [(side, name, self.count), (side, name, "")]
+        room = width - len(side) - len(tail)
+        if room >= 5:
+            candidates.append((side, _shorten(self.name, room) + tail, ""))
+        if width - len(tail) >= 5:
+            candidates.append(("", _shorten(self.name, width - len(tail)) + tail, ""))
+        for side_part, name_part, count in candidates:
+            size = len(side_part) + len(name_part) + (len(count) + 2 if count else 0)
+            if size <= width:
+                return self._text(side_part, name_part, count, width)
+        return self._text("", (ELLIPSIS + name[-(width - 1):]) if width > 1 else "", "", width)
+
+    def _text(self, side: str, name: str, count: str, width: int) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        if side:
+            text.append(side.rstrip(), "bold")
+            text.append("  ")
+        text.append(name)
+        if count:
+            text.append(f"  {count}", "dim")
+        text.truncate(width, overflow="ellipsis", pad=True)
+        return text
+
+
+def _shorten(name: str, room: int) -> str:
+    """``name`` in ``room`` characters: its start and ``…``."""
+    return name if len(name) <= room else name[: room - 1] + ELLIPSIS
+
+
 class AlignedHeader(Widget):
     """The column titles above an ``AlignedView``, laid out with the same ``column_layout``."""
 
@@ -106,16 +162,23 @@ class AlignedHeader(Widget):
         self._left = Text("original")
         self._right = Text("replay")
         self._rows = 0
+        self.single = False
+        """One trace alone: only the left title, over the whole line."""
 
-    def set_titles(self, left: Text, right: Text, row_count: int) -> None:
-        """Set both column titles (``Text``, never markup) and the row count."""
+    def set_titles(self, left: Text | ColumnTitle, right: Text | ColumnTitle, row_count: int) -> None:
+        """Set both column titles (``Text``, never markup, or a ``ColumnTitle`` fitted to the column) and the
+        row count."""
         self._left, self._right, self._rows = left, right, row_count
         self.refresh()
 
     def render(self) -> Text:
-        layout = column_layout(self.content_region.width, self._rows)
+        layout = column_layout(self.content_region.width, self._rows, single=self.single)
         line = Text(no_wrap=True, overflow="crop", end="")
         line.append(" " * (layout.number + 3))
+        if self.single:
+            left = self._left._replace(side="trace") if isinstance(self._left, ColumnTitle) else self._left
+            line.append_text(_fit_text(left, layout.side))
+            return line
         line.append_text(_fit_text(self._left, layout.side))
         line.append(SEPARATOR)
         line.append_text(_fit_text(self._right, layout.side))
@@ -125,7 +188,9 @@ class AlignedHeader(Widget):
         return line
 
 
-def _fit_text(text: Text, width: int) -> Text:
+def _fit_text(text: Text | ColumnTitle, width: int) -> Text:
+    if isinstance(text, ColumnTitle):
+        return text.fit(width)
     out = text.copy()
     out.truncate(width, overflow="ellipsis", pad=True)
     return out

@@ -106,7 +106,8 @@ class RowsMixin:
         category = row_category(aligned.original, aligned.replay, divergence)
         if category == MISSING and row in getattr(self._diff, "pending", ()):
             category = EQUAL  # watch mode: the replay has not got there yet, nothing is missing
-        layout = column_layout(width, self._diff.rows_expected)
+        single = getattr(self, "single", False)
+        layout = column_layout(width, self._diff.rows_expected, single=single)
 
         line = st["base"]
         if category != EQUAL:
@@ -140,9 +141,9 @@ class RowsMixin:
             Segment(MARKS[category], accent + Style(bold=True)),
             self._label_mark(row, line),
             *left,
-            Segment(SEPARATOR, line + st["fg:separator"]),
-            *right,
         ]
+        if not single:
+            segments += [Segment(SEPARATOR, line + st["fg:separator"]), *right]
         if layout.kind:
             name = divergence.type.value if divergence is not None else ""
             style = accent + st["fg:first"] if is_first else accent

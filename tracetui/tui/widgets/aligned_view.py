@@ -176,6 +176,8 @@ class AlignedView(FindingMixin, RowsMixin, ScrollView, can_focus=True, inherit_b
         self._summary_posted = ""
         self._divergent: list[int] = []
         self._first_row: int | None = None
+        self.single = False
+        """One trace alone (``tracetui FILE``): one column, no divergence keys."""
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._palette: dict[str, Style] | None = None
         self._labels: dict[int, str] = {}
@@ -408,6 +410,13 @@ class AlignedView(FindingMixin, RowsMixin, ScrollView, can_focus=True, inherit_b
         return i
 
     # -- cursor -------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The divergence keys only when two runs are compared (not on one trace alone)."""
+        if self.single and action in ("first_divergence", "next_divergence", "previous_divergence",
+                                      "filter_divergent"):
+            return False
+        return True
 
     def validate_cursor_row(self, row: int) -> int:
         return max(0, min(row, self.row_count - 1))

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from tracetui.core.diff.jsonpaths import Pretty, differing_lines, keep_lines, nested_volatile, pretty_value, relative_path
-from tracetui.tui.formatting import ABSENT_TEXT, format_duration, visible
+from tracetui.tui.formatting import ABSENT_TEXT, format_duration, path_lines, visible
 from tracetui.tui.pair_fields import ABSENT, FieldRow, PairFields
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
 
@@ -341,7 +341,7 @@ class PairBody(TextLines, can_focus=True, inherit_bindings=False):
                 here = (priority, len(lines) + at)
                 if i not in found or here < found[i]:
                     found[i] = here
-            lines += self._columns(cells.mark, fold(cells.name, field_w), lgut, left, rgut, right)
+            lines += self._columns(cells.mark, _name_lines(cells.name, field_w), lgut, left, rgut, right)
             lines.append(Text())
         self.difference_lines = [found[i][1] if i in found else None for i in range(len(self.differences))]
         return lines
@@ -410,3 +410,11 @@ def _ignored_inside(pf: PairFields) -> list[FieldRow]:
     a = nested_volatile(semantic_fields(pf.original)) if pf.original is not None else {}
     b = nested_volatile(semantic_fields(pf.replay)) if pf.replay is not None else {}
     return [FieldRow(p, a.get(p, ABSENT), b.get(p, ABSENT), False) for p in dict.fromkeys([*a, *b])]
+
+
+def _name_lines(name: list[Text], width: int) -> list[Text]:
+    """A field's path, whole, broken only before its separators (``formatting.path_lines``), in its style."""
+    if len(name) != 1:
+        return fold(name, width)
+    style = name[0].style
+    return [Text(part, style) for part in path_lines(name[0].plain, width, max_lines=1_000)]

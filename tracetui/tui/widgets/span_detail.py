@@ -24,7 +24,15 @@ from rich.style import Style
 from rich.text import Text
 
 from tracetui.core.errors import SourceChanged
-from tracetui.tui.formatting import ABSENT_TEXT, ELLIPSIS, format_duration, one_line, span_label, visible
+from tracetui.tui.formatting import (
+    ABSENT_TEXT,
+    ELLIPSIS,
+    format_duration,
+    one_line,
+    path_lines,
+    span_label,
+    visible,
+)
 from tracetui.tui.pair_fields import ABSENT, DIVERGENCE_HELP, FieldRow, PairFields, pair_fields
 from tracetui.tui.widgets.aligned_layout import LABEL_MARKS, UNKNOWN_LABEL_MARK
 from tracetui.tui.widgets.text_lines import Line, TextLines, fold, side_by_side
@@ -72,6 +80,8 @@ class SpanDetail(TextLines, can_focus=False):
         self._labels: dict[int, Label] = {}
         self._by_id: dict[tuple[int, str], dict[str, Any]] = {}
         self._highlight = ""
+        self.single = False
+        """One trace alone (``tracetui FILE``): the span's fields in one column, nothing compared."""
 
     @property
     def highlight(self) -> str:
@@ -164,8 +174,44 @@ class SpanDetail(TextLines, can_focus=False):
     def _style(self, name: str) -> Style:
         return self.foreground(f"span-detail--{name}")
 
+    def _layout_single(self, pf: PairFields, width: int) -> list[Line]:
+        """One trace alone: the row's span, its breadcrumb and its fields in one value column."""
+        muted = self._style("muted")
+        span = pf.original or pf.replay
+        title = Text()
+        title.append(f"row {pf.row}", self._style("title"))
+        if span is not None:
+            title.append(f" · {span.kind.value} ", muted)
+            title.append(visible(span_label(span)))
+        lines: list[Line] = fold(title, width, max_lines=1)
+        crumbs = self._breadcrumb(pf.row)
+        if len(crumbs) > 1:
+            path = Text("  ")
+            for i, name in enumerate(crumbs):
+                if i:
+                    path.append(" › ", muted)
+                path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
+            lines += fold(self._mark(path), width, max_lines=2)
+        field_w = max(12, min(28, width // 4))
+        value_w = max(8, width - 2 - field_w - 1)
+        limit = VALUE_LINES * value_w
+        rows = [(fr, Style()) for fr in pf.semantic] + [(fr, muted) for fr in pf.volatile]
+        for n, (fr, style) in enumerate(rows):
+            if n == len(pf.semantic) and pf.volatile:
+                lines.append(Text("  ids, times, token counts", self._style("section")))
+            value = fr.original if fr.original is not ABSENT else fr.replay
+            name = [Text(part, style) for part in path_lines(visible(fr.path), field_w, VALUE_LINES)]
+            lines += side_by_side(
+                [([Text("  ")], 2), ([self._mark(t) for t in name], field_w),
+                 (fold(self._mark(_value(value, fr.path, muted, style, limit)), value_w, VALUE_LINES), value_w)],
+                [Text(), Text(" "), Text()],
+            )
+        return lines
+
     def _layout(self, pf: PairFields, width: int) -> list[Line]:
         """Every line of the pane for ``pf`` at ``width`` cells."""
+        if self.single:
+            return self._layout_single(pf, width)
         muted = self._style("muted")
         accent = self._style(pf.category) if pf.category != "equal" else Style()
         title = Text()
@@ -224,18 +270,22 @@ class SpanDetail(TextLines, can_focus=False):
         else:
             left = _value(fr.original, fr.path, muted, style, limit)
             right = _value(fr.replay, fr.path, muted, style, limit)
-        return self._row(mark, Text(visible(fr.path), style), left, right, field_w, value_w, mark_style=style)
+        # A field path breaks only at its separators, or is shortened from the left (the pair screen shows it whole).
+        name = [Text(part, style) for part in path_lines(visible(fr.path), field_w, VALUE_LINES)]
+        return self._row(mark, name, left, right, field_w, value_w, mark_style=style)
 
     def _row(
-        self, mark: str, name: Text, left: Text, right: Text, field_w: int, value_w: int,
+        self, mark: str, name: Text | list[Text], left: Text, right: Text, field_w: int, value_w: int,
         *, wrap: bool = True, mark_style: Style | None = None,
     ) -> list[Line]:
-        """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall."""
+        """One field as terminal lines: the cells folded side by side, at most ``VALUE_LINES`` tall; ``name``
+        is a text to fold, or its lines already laid out (a field path: ``path_lines``)."""
         height = VALUE_LINES if wrap else 1
         marks = [Text(mark + " ", (mark_style or Style()) + Style(bold=True))]
-        name, left, right = self._mark(name), self._mark(left), self._mark(right)
+        names = [self._mark(n) for n in name] if isinstance(name, list) else fold(self._mark(name), field_w, height)
+        left, right = self._mark(left), self._mark(right)
         return side_by_side(
-            [(marks, 2), (fold(name, field_w, height), field_w), (fold(left, value_w, height), value_w),
+            [(marks, 2), (names, field_w), (fold(left, value_w, height), value_w),
              (fold(right, value_w, height), value_w)],
             [Text(), Text(" "), Text(SEPARATOR, self._style("muted")), Text()],
         )

@@ -35,6 +35,16 @@ def issues_summary(diff: TraceDiff) -> str:
     return ", ".join(parts)
 
 
+def issues_summary_one(trace: object) -> str:
+    """``issues_summary`` of one trace."""
+    issues = list(getattr(trace, "issues", ()))
+    skipped = sum(1 for i in issues if i.severity == "skipped")
+    parts = [f"{skipped:,} line{'' if skipped == 1 else 's'} skipped"] if skipped else []
+    if len(issues) - skipped:
+        parts.append(_plural(len(issues) - skipped, "warning"))
+    return ", ".join(parts)
+
+
 class StatusBar(Static):
     """The status line under the aligned view (``Text`` only, never markup)."""
 
@@ -57,6 +67,8 @@ class StatusBar(Static):
         """What the view's filters and folds hide (``AlignedView.filter_summary``), empty when nothing is."""
         self.watch_text = ""
         """The watch-mode part of the line as plain text (empty outside watch mode)."""
+        self.single = False
+        """One trace alone (``tracetui FILE``): the line names it and its spans, no divergence count."""
 
     def _style(self, name: str) -> Style:
         full = self.get_component_rich_style(f"status-bar--{name}")
@@ -145,6 +157,26 @@ class StatusBar(Static):
             text.append(SEP, muted)
         # Most important first: a narrow terminal cuts the end of the line.
         count = len(diff.divergences)
+        if self.single:
+            trace = diff.original
+            name = visible(os.path.basename(trace.path))
+            if len(trace.trace_ids) > 1 and trace.trace_id is not None:
+                name += f"#{visible(trace.trace_id)}"
+            text.append(name, self._style("file"))
+            text.append(f" {_plural(len(trace.spans), 'span')}", muted)
+            errors = sum(1 for sp in trace.spans if sp.status.value == "error")
+            if errors:
+                text.append(f" · {_plural(errors, 'error')}", self._style("warning"))
+            if self._filter:
+                text.append(SEP, muted)
+                text.append(visible(self._filter), self._style("warning"))
+            notice = issues_summary(diff)
+            if notice:  # one trace read twice: its issues are counted once
+                text.append(SEP, muted)
+                text.append(f"⚠ {issues_summary_one(trace)} — press w", self._style("warning"))
+            self._base = text
+            self.show_row(self._row)
+            return
         if diff.partial and diff.first is not None:  # core.early: the first rows, the rest still being read
             first = diff.first
             text.append(f"first divergence: row {first.row} {first.type.value}", self._style("divergent"))
@@ -169,7 +201,10 @@ class StatusBar(Static):
         for n, trace in enumerate((diff.original, diff.replay)):
             if n:
                 text.append(" ⟷ ", muted)
-            text.append(visible(os.path.basename(trace.path)), self._style("file"))
+            name = visible(os.path.basename(trace.path))
+            if len(trace.trace_ids) > 1 and trace.trace_id is not None:  # two trials of one file differ only here
+                name += f"#{visible(trace.trace_id)}"
+            text.append(name, self._style("file"))
             if not diff.partial:  # (the spans read so far are not the trace's)
                 text.append(f" {_plural(len(trace.spans), 'span')}", muted)
         self._base = text

@@ -1,0 +1,50 @@
+"""`tracetui help [COMMAND]`, `-V`, and `tracetui FILE` (one trace, or a file's runs) from the command line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from tracetui import __version__
+from tracetui.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEDULING = ROOT / "sample_runs" / "scheduling" / "original.jsonl"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(flag)[0] == 0
+    assert capsys.readouterr().out.strip() == f"tracetui {__version__}"
+
+
+def test_help_is_a_command_not_a_file_name() -> None:
+    code, out, err = run("help")
+    assert code == 0 and out.startswith("usage: tracetui") and "tracetui FILE" in out and not err
+    code, out, err = run("help", "diff")
+    assert code == 0 and out.startswith("usage: tracetui diff") and "--exit-zero" in out
+    code, out, err = run("help", "triage")
+    assert code == 0 and "--batch" in out
+    code, out, err = run("help", "no-such-command")
+    assert code == 2 and not out and "no command 'no-such-command'" in err and "diff" in err
+
+
+def test_one_file_is_not_a_usage_error() -> None:
+    """`tracetui FILE` parses (the TUI needs a terminal, which tests have not: it says so, naming `show`)."""
+    if not SCHEDULING.exists():
+        pytest.skip("sample_runs not present")
+    code, out, err = run(str(SCHEDULING))
+    assert code == 2 and "the view needs a terminal" in err and "tracetui show FILE" in err
+    assert "the following arguments are required" not in err
+    code, _, err = run(str(SCHEDULING) + ".missing")
+    assert code == 2 and "no such file" in err
+    code, _, err = run("--watch", str(SCHEDULING))
+    assert code == 2 and "--watch follows a replay" in err
