@@ -279,3 +279,37 @@ def test_a_tool_called_with_a_plain_string_records_and_replays(tmp_path: Path) -
     (run,) = replay(read_trace(tmp_path / "o.jsonl"), spec, str(tmp_path / "r.jsonl"), redactor=red,
                     timer=Ticker()).runs
     assert run.error is None and run.output == ["hit for weather in Paris"] and run.outcome.served == 1
+
+
+# -- item 9: diff and replay agree on the first divergence ------------------------------------------
+NEW_READ_FIRST = '''
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("bank_agent_base", {bank!r})
+base = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(base)
+TOOLS, READ_TOOLS, RETRIEVERS, MODEL = base.TOOLS, base.READ_TOOLS, base.RETRIEVERS, base.MODEL
+MODEL_INFO, PROMPTS, SENSITIVE_FIELDS = base.MODEL_INFO, base.PROMPTS, base.SENSITIVE_FIELDS
+def run(ctx, input):
+    ctx.tool("get_balance", {{"account": "B2"}})  # the fix: one new read before anything else
+    return base.run(ctx, input)
+'''
+
+
+def test_diff_and_replay_name_the_same_first_divergence_when_the_fix_reads_first(bank: Any, tmp_path: Path) -> None:
+    """The held-out case of issue 20: the fixed agent makes one new read before anything else and
+    stops there (strict). Both replay and diff put that call first; the original's later spans
+    (lookup_customer, transfer, ...) are consequences, listed after it."""
+    from tracetui.core.diff import diff_traces
+
+    out, _ = rec(bank, tmp_path)
+    bank.run.__globals__["reset"]()
+    (tmp_path / "fixed.py").write_text(NEW_READ_FIRST.format(bank=str(AGENT)))
+    fixed = load_agent(f"{tmp_path / 'fixed.py'}:run")
+    (run,) = rep(fixed, out, tmp_path, accept_schema_change=True).runs
+    first_replay = run.outcome.divergences[0]
+    assert first_replay["type"] == "unrecorded_call" and first_replay["seq"] == 1
+    d = diff_traces(read_trace(out), read_trace(tmp_path / "replay.jsonl"))
+    assert d.first is not None and d.first.replay is not None
+    assert d.first.replay.span_id == first_replay["span_id"]
+    later = [x.type.value for x in d.divergences[1:]]
+    assert "missing_call" in later  # the original's calls the replay never reached: after it
