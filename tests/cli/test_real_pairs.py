@@ -39,7 +39,9 @@ def test_swe_agent_tool_configurations_part_at_step_1_edit_vs_insert() -> None:
     assert first["fields"][0] == {"path": "llm.output.tool_calls[0].name", "original": "edit", "replay": "insert"}
     assert [c["path"] for c in doc["run_changes"]] == ["tool_schema_hash"]
     types = [d["type"] for d in doc["divergences"]]
-    assert types[:3] == ["decision_mismatch", "missing_call", "unrecorded_call"]
+    # At the fork the replay's own steps come first (its insert call, its next model turn); the
+    # original's edit call it never made is a consequence, listed after them (docs/format.md).
+    assert types[:3] == ["decision_mismatch", "unrecorded_call", "input_mismatch"] and "missing_call" in types
 
 
 def test_inspect_runs_of_one_task_part_at_the_scorer_the_second_run_added() -> None:

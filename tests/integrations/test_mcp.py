@@ -128,9 +128,10 @@ def test_a_hinted_read_is_never_sent_live_even_loose_with_allow_live(model_serve
     assert [d["type"] for d in session.result.outcome.divergences] == ["unrecorded_call"]
 
 
-def test_writes_are_intercepted_with_a_simulated_call_tool_result(mcp_log):
-    """Calls made straight on a ClientSession: a write with new arguments gets a simulated
-    CallToolResult; outside a session the patched call_tool is the plain one."""
+def test_writes_are_intercepted_and_a_changed_write_is_a_write_mismatch(mcp_log):
+    """Calls made straight on a ClientSession: the recorded write gets its recorded CallToolResult
+    without reaching the server; a write with new arguments is a write_mismatch divergence (never
+    executed, never a simulated success); outside a session the patched call_tool is the plain one."""
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
@@ -149,10 +150,17 @@ def test_writes_are_intercepted_with_a_simulated_call_tool_result(mcp_log):
     plain = asyncio.run(calls(None, ""))  # no session: untouched, live
     assert plain.content[0].text == "Oslo: 18C, cloudy" and len(mcp_calls(mcp_log)) == 1
     asyncio.run(calls(tracetui.record(out="rec.jsonl", read_tools={"get_weather"}), "first"))
+    recorded = [s for s in read_trace("rec.jsonl").spans if s.data.get("tool_name") == "send_report"][0]
     mcp_log.unlink()
-    weather, sent = asyncio.run(calls(tracetui.replay("rec.jsonl", out="replay.jsonl"), "another body"))
+    weather, sent = asyncio.run(calls(tracetui.replay("rec.jsonl", out="replay.jsonl"), "first"))
     assert mcp_calls(mcp_log) == []
     assert type(weather).__name__ == "CallToolResult" and weather.content[0].text == "Paris: 18C, cloudy"
     assert type(sent).__name__ == "CallToolResult" and sent.is_error is False
-    assert sent.structured_content == {"status": "ok", "simulated": True, "intercepted": True}
-    assert json.loads(sent.content[0].text) == sent.structured_content
+    span = [s for s in read_trace("replay.jsonl").spans if s.data.get("tool_name") == "send_report"][0]
+    assert span.attributes["replay.intercepted"] is True and span.data["output"] == recorded.data["output"]
+    with pytest.raises(BaseException):
+        asyncio.run(calls(tracetui.replay("rec.jsonl", out="changed.jsonl"), "another body"))
+    assert mcp_calls(mcp_log) == []
+    root = next(s for s in read_trace("changed.jsonl").spans if s.parent_id is None)
+    (div,) = root.attributes["replay.summary"]["divergences"]
+    assert div["type"] == "write_mismatch" and "arguments.body" in div["message"]

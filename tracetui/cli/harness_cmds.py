@@ -15,6 +15,16 @@ from tracetui.core.readers import read_trace
 from tracetui.core.readers.jsondoc import load_json
 
 EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
+EXIT_INCOMPLETE_RECORDING, EXIT_UNSERVABLE_RECORDING = 3, 4
+
+STATUS_EXIT = {"passed": EXIT_OK, "failed": EXIT_DIVERGED, "diverged": EXIT_DIVERGED,
+               "incomplete_recording": EXIT_INCOMPLETE_RECORDING, "unservable_recording": EXIT_UNSERVABLE_RECORDING}
+"""A replay's named outcome (``RunResult.status``) -> the exit code of ``tracetui replay``."""
+
+
+def exit_for(status: str | None) -> int:
+    """The exit code of a replay outcome (``STATUS_EXIT``); an unknown one is a divergence."""
+    return STATUS_EXIT.get(status or "passed", EXIT_DIVERGED)
 
 
 def add_parsers(sub: Any) -> None:
@@ -46,8 +56,11 @@ def add_parsers(sub: Any) -> None:
         "replay trace to --out. Reads are answered from the recording (strict: keyed by tool name and canonical "
         "arguments, repeated reads in call order), every tool not on READ_TOOLS is a write and is intercepted, "
         "the clock is frozen to the recording's. A call the recording does not cover is a divergence, never "
-        "sent to a live system; outbound network connections are blocked. Exit 0 when every trial passed, 1 when "
-        "a trial diverged, raised where the original did not, or repeated a write; 2 on errors. Then: "
+        "sent to a live system; writes are matched against the recorded writes the same way and never executed; "
+        "outbound network connections are blocked. Exit 0 when every trial passed, 1 when a trial diverged "
+        "(unrecorded call, write mismatch, recording exhausted, input mismatch), raised where the original did not, "
+        "or repeated a write; 2 on errors; 3 incomplete recording (it ends before the point the replay reached); "
+        "4 unservable recording (a truncated or ambiguous response; --accept-truncated serves it). Then: "
         "tracetui diff TRACE REPLAY.",
         epilog="An unchanged program instead: tracetui replay TRACE [--mode strict|loose] [--llm frozen|live] "
         "[--out F] [--force] -- python app.py ARGS (its options: tracetui replay -h -- python).",
@@ -62,7 +75,11 @@ def add_parsers(sub: Any) -> None:
                      help="frozen: serve recorded LLM outputs for the same messages (default); live: call MODEL again "
                      "(model in the loop)")
     rep.add_argument("--trials", type=int, default=1, metavar="K", help="run K times and report how many take the original's path")
-    rep.add_argument("--allow-live", action="store_true", help="loose mode: let misses reach the live tools")
+    rep.add_argument("--allow-live", action="store_true",
+                     help="loose mode: let read misses reach the live tools (never a write)")
+    rep.add_argument("--accept-truncated", action="store_true",
+                     help="serve recorded responses that are truncated or ambiguous (marked on the span, noted in the "
+                     "replay header) instead of stopping with unservable_recording (exit 4)")
     rep.add_argument("--seed-file", metavar="FILE", help="fixture mode: a JSON object loaded into the fixture after the recorded reads")
     rep.add_argument("--accept-schema-change", action="store_true",
                      help="replay a recording made against other tool schemas (noted in the replay header)")
@@ -211,14 +228,14 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def progress(result: Any) -> None:
         if args.trials > 1 and args.format == "text":
-            state = "diverged" if result.diverged else ("same path" if result.reproduces else "other path")
+            state = result.status if result.diverged else ("same path" if result.reproduces else "other path")
             print(f"  trial {result.trial}/{args.trials}: {state}", file=err)
 
     try:
         report = replay(recording, spec, args.out, redactor=redactor, mode=args.mode, llm=args.llm, trials=args.trials,
                         allow_live=args.allow_live, seed_state=seed_state,
                         accept_schema_change=args.accept_schema_change, overwrite=args.force, input=value,
-                        on_trial=progress)
+                        on_trial=progress, accept_truncated=args.accept_truncated)
     except KeyboardInterrupt:
         print(f"tracetui: interrupted; the replay so far is in {args.out}", file=err)
         raise
@@ -228,11 +245,11 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(orjson.dumps({
             "schema_version": 1, "recording": args.trace, "agent": args.agent, "out": args.out, "mode": args.mode,
             "llm": args.llm, "trials": len(report.runs), "reproduced": report.reproduced,
-            "diverged": report.diverged, "runs": [r.summary() for r in report.runs]},
+            "status": report.status, "diverged": report.diverged, "runs": [r.summary() for r in report.runs]},
             option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         _print_report(report, args, out)
-    return EXIT_DIVERGED if report.failed else EXIT_OK
+    return exit_for(report.status)
 
 
 def _short(value: Any, limit: int = 90) -> str:
@@ -245,10 +262,14 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     from tracetui.core.harness.run import error_text
 
     p(f"replay {args.mode}, LLM {args.llm}, {len(report.runs)} trial{'s' if len(report.runs) > 1 else ''}: "
-      f"{args.trace} with {args.agent} -> {args.out}")
+      f"{args.trace} with {args.agent} -> {args.out}"
+      + (" (--accept-truncated: truncated or ambiguous recorded responses served, marked)"
+         if args.accept_truncated else ""))
     for r in report.runs:
         o = r.outcome
-        if r.diverged:
+        if r.status in ("incomplete_recording", "unservable_recording"):
+            head = r.status.replace("_", " ")
+        elif r.diverged:
             head = "diverged"
         elif r.error is not None:
             head = f"agent raised {type(r.error).__name__}" + (" (the original run did not fail)" if r.new_failure else "")
@@ -264,6 +285,9 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
                 p(f"    {line}")
         for w in o.writes:
             key = f", idempotency key {w['idempotency_key']}" if w.get("idempotency_key") else ""
+            if w.get("source") == "diverged":
+                p(f"  write #{w['position']} refused (not executed): {w['tool']} {_short(w['arguments'])}")
+                continue
             p(f"  write #{w['position']} intercepted: {w['tool']} {_short(w['arguments'])}{key} ({w['source']})")
         for dup in o.duplicate_writes:
             p(f"  repeated write: #{dup['position']} {dup['tool']} has the idempotency key of write #{dup['first_position']}"
@@ -293,4 +317,5 @@ def _print_report(report: Any, args: argparse.Namespace, out: TextIO) -> None:
           + (f", {sum(r.outcome.live_calls for r in report.runs)} sent live" if args.allow_live else ", none sent live"))
     p(f"reproduction: {report.reproduced} of {len(report.runs)} trial{'s' if len(report.runs) > 1 else ''} took the "
       "original's call path")
+    p(f"outcome: {report.status} (exit {exit_for(report.status)})")
     p(f"next: tracetui diff {args.trace} {args.out}")

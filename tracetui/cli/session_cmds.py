@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from tracetui.core.errors import HarnessError, TracetuiError
-from tracetui.cli.harness_cmds import check_out
+from tracetui.cli.harness_cmds import check_out, exit_for
 
 EXIT_OK, EXIT_DIVERGED, EXIT_ERROR = 0, 1, 2
 
@@ -222,6 +222,9 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
                              indent=2) + "\n")
     else:
         _print_replay(report, args, program, out)
+    status = (report.get("summary") or {}).get("status")
+    if status in ("incomplete_recording", "unservable_recording"):
+        return exit_for(status)
     return EXIT_DIVERGED if _failed(report) else EXIT_OK
 
 

@@ -118,6 +118,54 @@ class RecordingExhausted(ReplayDivergence):
         super().__init__(message, span_id=span_id)
 
 
+class WriteMismatch(ReplayDivergence):
+    """A write whose tool and canonical arguments match no recorded write (a changed value, a reversed
+    list, a fresh id). Never executed, never simulated.
+
+    Attributes:
+        tool: The tool name.
+        arguments: The call's arguments, redacted as the recording is.
+        nearest: The nearest recorded writes, best first: ``[{"tool", "arguments", "differs": [...]}]``
+            where ``differs`` names each differing argument path with both values.
+    """
+
+    divergence = "write_mismatch"
+
+    def __init__(self, tool: str, arguments: object, nearest: list[dict[str, object]], message: str,
+                 *, span_id: str | None = None) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.nearest = nearest
+        super().__init__(message, span_id=span_id)
+
+
+class RecordingIncomplete(ReplayDivergence):
+    """The recording ends before the point the replay reached: the call the replay made was started
+    but never finished in the recording (no output, no end time), or the recording stops (its run did
+    not end) before this call. The replay stops here; nothing is served. Outcome
+    ``incomplete_recording``, not a divergence of the agent."""
+
+    divergence = "recording_incomplete"
+
+    def __init__(self, tool: str, message: str, *, span_id: str | None = None) -> None:
+        self.tool = tool
+        super().__init__(message, span_id=span_id)
+
+
+class RecordingUnservable(ReplayDivergence):
+    """The recording holds a response for this call that cannot be served as it is: its output is
+    truncated (by the recorder's flag or by the evidence triage uses) or ambiguous (its arguments
+    hold the same key twice with different values). Served only with ``accept_truncated``
+    (``--accept-truncated``). Outcome ``unservable_recording``."""
+
+    divergence = "recording_unservable"
+
+    def __init__(self, tool: str, reason: str, message: str, *, span_id: str | None = None) -> None:
+        self.tool = tool
+        self.reason = reason
+        super().__init__(message, span_id=span_id)
+
+
 class InputMismatch(ReplayDivergence):
     """Frozen LLM replay: the rendered messages or model differ from every recorded call, so there is
     no recorded output to serve.

@@ -182,8 +182,10 @@ def test_a_repeated_write_with_the_same_idempotency_key_is_reported(bank: Any, t
     assert dup["tool"] == "transfer" and dup["position"] == 2 and dup["first_position"] == 1
     second = [s for s in read_trace(tmp_path / "replay.jsonl").spans if s.data.get("tool_name") == "transfer"][1]
     assert second.attributes["replay.duplicate_write_of"] == 1
-    # The second transfer has no recording of its own: a simulated success, marked so.
-    assert second.data["output"] == {"status": "ok", "simulated": True, "intercepted": True}
+    # The second transfer has no recording of its own: matched as reads are, it exhausts the recording
+    # (recorded 1, requested 2) instead of getting a simulated success.
+    assert second.data["output"]["error"] == "recording_exhausted" and second.data["output"]["recorded"] == 1
+    assert isinstance(run.error, RecordingExhausted) and run.status == "diverged"
 
 
 def test_a_recorded_failure_is_raised_again_as_its_builtin_class(bank: Any, tmp_path: Path) -> None:

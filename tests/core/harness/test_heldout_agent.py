@@ -122,14 +122,12 @@ def test_recording_exhausted_is_distinct(rec: Path) -> None:
     assert "get_order called 3 times with these arguments; the recording has 2 responses, all served" in out
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN: where the runs fork, align puts original-only rows before "
-                   "replay-only ones, so the missing send_email is reported before the exhausted get_order the "
-                   "replay actually made (replay seq 8); the diff labels that extra call unrecorded_call (the "
-                   "glossary has no recording_exhausted type; the replay span's replay.divergence says it)")
 def test_diff_first_divergence_of_an_exhausted_read(rec: Path) -> None:
     if not (rec / "extra.jsonl").exists():
         replay_cli(rec, "run_extra_read", "extra.jsonl")
     first = json.loads(cli(rec, "diff", "orig.jsonl", "extra.jsonl", "--format", "json")[1])["first_divergence"]
+    # The replay's own step where the runs fork comes first (docs/format.md): the exhausted get_order
+    # the replay made (seq 8), not the original's later send_email, its consequence.
     assert first["replay"] is not None and first["replay"]["seq"] == 8
 
 

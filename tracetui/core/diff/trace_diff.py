@@ -37,6 +37,7 @@ __all__ = [
     "FieldChange",
     "TraceDiff",
     "diff_traces",
+    "replay_first",
 ]
 
 _CALL_KINDS = (SpanKind.TOOL, SpanKind.RETRIEVAL)
@@ -179,6 +180,7 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
     divergences: list[Divergence] = []
     n_out = sum(1 for _, dtype, _ in found if field_side(dtype) == OUTPUT)
     ends = _subtree_ends(rows) if n_out > _SCAN_LIMIT else None
+    fork: list[tuple[int, int, bool, Divergence]] = []
     for n, dtype, fields in found:
         row = rows[n]
         if field_side(dtype) == OUTPUT or _is_wrapper(rows, n):
@@ -196,6 +198,10 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         )
         row_divergence[n] = d
         divergences.append(d)
+        if order == 2 * n - row.depth:
+            fork.append((n, row.depth, row.replay is not None, d))
+    for n, d in replay_first(sorted(fork, key=lambda e: e[0])).items():
+        divergences[divergences.index(row_divergence[n])] = row_divergence[n] = d
     divergences.sort(key=lambda d: d.order)
     return TraceDiff(
         original=original,
@@ -205,6 +211,42 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         divergences=divergences,
         divergent_rows=[n for n, _, _ in found],
     )
+
+
+def replay_first(entries: Sequence[tuple[int, int, bool, Divergence]]) -> dict[int, Divergence]:
+    """Where the runs fork, the replay's own steps come first.
+
+    ``entries``: ``(position, depth, replay_side, divergence)`` of every divergent row ordered at its
+    start (one-sided or input-side, not a wrapper), by position; ``replay_side``: the row has a
+    replay span (the replay did something there: an unrecorded call, other arguments). In each
+    block of consecutive such rows (positions in a row, none shallower than the first: a fork,
+    what the original did there against what the replay did instead) that holds both kinds, the
+    replay-side rows take the block's first places in the order and the original-only rows
+    follow, each kind's relative order kept. The first divergence is
+    thus the first thing the replay did that the original did not; the spans the original had after
+    that point are its consequences, reported after it (docs/format.md, "Divergence order and the
+    first divergence").
+
+    Returns:
+        Position -> the divergence with its new ``order``, for the rows whose order changed.
+    """
+    moved: dict[int, Divergence] = {}
+    k, total = 0, len(entries)
+    while k < total:
+        pos, depth = entries[k][0], entries[k][1]
+        end = k + 1
+        while end < total and entries[end][0] == entries[end - 1][0] + 1 and entries[end][1] >= depth:
+            end += 1
+        block = entries[k:end]
+        replay_side = [e for e in block if e[2]]
+        if replay_side and len(replay_side) < len(block):
+            slots = sorted(e[3].order for e in block)
+            for e, order in zip(replay_side + [e for e in block if not e[2]], slots):
+                d = e[3]
+                if d.order != order:
+                    moved[e[0]] = Divergence(d.type, d.row, d.original, d.replay, d.fields, order)
+        k = end
+    return moved
 
 
 def one_sided(span: Span, *, original: bool) -> tuple[DivergenceType, tuple[FieldChange, ...]]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracetui.core.canonical import canonical_json
+from tracetui.core.harness.project import check_volatile
 from tracetui.core.errors import AgentLoadError
 
 
@@ -55,6 +56,7 @@ class AgentSpec:
         sensitive_fields: Tool name -> field names declared sensitive.
         fixture_factory: ``FIXTURE`` or None.
         code_version: ``CODE_VERSION`` or None.
+        volatile_args: ``VOLATILE_ARGS``: tool name -> argument paths a replay ignores when matching.
     """
 
     ref: str
@@ -70,6 +72,7 @@ class AgentSpec:
     sensitive_fields: Mapping[str, frozenset[str]] = field(default_factory=dict)
     fixture_factory: Callable[[], Any] | None = None
     code_version: str | None = None
+    volatile_args: Mapping[str, list[str]] = field(default_factory=dict)
 
     def is_read(self, tool: str) -> bool:
         """True only for a tool on the explicit read list (practice.md: every tool is a write unless
@@ -293,4 +296,5 @@ def _spec(ref: str, module: Any, fn: Callable[..., Any], display: str) -> AgentS
         sensitive_fields={str(k): frozenset(str(f) for f in v) for k, v in sensitive.items()},
         fixture_factory=fixture,
         code_version=(str(declared("CODE_VERSION")) if declared("CODE_VERSION") else None),
+        volatile_args=check_volatile(declared("VOLATILE_ARGS") or {}, f"agent {ref!r}: VOLATILE_ARGS", AgentLoadError),
     )

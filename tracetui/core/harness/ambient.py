@@ -42,6 +42,7 @@ from tracetui.core.harness.agent import AgentSpec
 from tracetui.core.harness.cassette import Cassette
 from tracetui.core.harness.context import LLM_MODES, Session
 from tracetui.core.harness.guard import NetworkGuard, block_network
+from tracetui.core.harness.project import project_read_tools, project_volatile
 from tracetui.core.harness.redact import Redactor, project_redactor
 from tracetui.core.harness.run import (
     REPLAY_MODES,
@@ -109,7 +110,8 @@ class HarnessSession:
                  clock: str | None = None, timezone: str | None = None, seed: int | None = None,
                  redactor: Redactor | None = None, key_file: str | None = None, overwrite: bool = False,
                  allow_live: bool = False, run_id: str | None = None, code_version: str | None = None,
-                 agent_ref: str | None = None, timer: Callable[[], int] = time.time_ns) -> None:
+                 agent_ref: str | None = None, timer: Callable[[], int] = time.time_ns,
+                 accept_truncated: bool = False) -> None:
         if mode != "record" and mode not in REPLAY_MODES:
             raise HarnessError(f"mode {mode!r}: use record or one of {', '.join(REPLAY_MODES)}")
         if mode == "fixture":
@@ -129,6 +131,7 @@ class HarnessSession:
         self._timer = timer
         self._overwrite = overwrite
         self._allow_live = allow_live
+        self._accept_truncated = accept_truncated
         reads = {str(t) for t in read_tools} | project_read_tools()
         header = recording.header if recording is not None else {}
         if recording is not None and isinstance(header.get("read_tools"), list):
@@ -171,7 +174,9 @@ class HarnessSession:
         self.run_id = run_id
         self._start_ns = start_ns
         self._zone = zone
-        self._cassette = Cassette.from_trace(recording) if recording is not None else None
+        self._cassette = Cassette.from_trace(recording, project_volatile()) if recording is not None else None
+        if self._cassette is not None and self._cassette.incomplete is not None:
+            self.notes.append(f"the recording is incomplete: {self._cassette.incomplete}")
         self._writer: TraceWriter | None = None
         self._token: contextvars.Token[HarnessSession | None] | None = None
         self._guard_cm: Any = None
@@ -248,7 +253,8 @@ class HarnessSession:
         spec = self.spec
         engine = Session(spec, self.mode, self._writer, self.redactor, self.clock, self.seed, self.trace_id,
                          cassette=self._cassette, llm_mode=self.llm_mode, allow_live=self._allow_live,
-                         timer=self._timer, is_read=self.is_read, live_allowed=self.live_allowed)
+                         timer=self._timer, is_read=self.is_read, live_allowed=self.live_allowed,
+                         accept_truncated=self._accept_truncated)
         self.engine = engine
         self._red_input = self.redactor.value(jsonable(self.input))
         header = base_header(spec, self.redactor, self.run_id, self.trace_id, self._start_ns, self.clock,
@@ -263,6 +269,10 @@ class HarnessSession:
                                    "path": os.path.basename(self.recording.path or ""), "format": self.recording.format}
             if self.mode == "loose":
                 header["allow_live"] = self._allow_live
+            if self._accept_truncated:
+                header["accept_truncated"] = True
+            if self._cassette is not None and self._cassette.volatile:
+                header["volatile_args"] = {k: list(v) for k, v in sorted(self._cassette.volatile.items())}
         header["normalization"] = normalization_notes(self.redactor, self.seed)
         header["redaction"] = {"rules": list(self.redactor.rules), "key_id": self.redactor.key_id,
                                "fired": dict(self.redactor.fired)}
@@ -299,6 +309,8 @@ class HarnessSession:
                                         "tool": None, "message": str(error)})
         more = self._end_header()
         outcome.notes.extend(self.notes)
+        for path, n in sorted(engine.volatile_applied.items()):
+            outcome.notes.append(f"volatile argument {path} ignored for matching ({n} call{'s' * (n != 1)})")
         summary: dict[str, Any] = {}
         result = RunResult(self.out, self.run_id, self._header, self.output, error, outcome, blocked=blocked)
         if self.recording is not None:
@@ -358,37 +370,6 @@ def _program_name() -> str:
     return name if name and not name.startswith("-") else "agent"
 
 
-def project_read_tools(start: str | None = None) -> set[str]:
-    """``read_tools`` of the ``[tool.tracetui]`` table of the nearest ``pyproject.toml`` from
-    ``start`` (default: the current folder) upwards; empty when there is none.
-
-    Raises:
-        HarnessError: the table's ``read_tools`` is not a list of strings, or the file is not TOML.
-    """
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    folder = os.path.abspath(start or os.getcwd())
-    while True:
-        path = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(path):
-            try:
-                with open(path, "rb") as fh:
-                    doc = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise HarnessError(f"{path}: cannot read [tool.tracetui]: {exc}") from None
-            table = doc.get("tool", {}).get("tracetui", {})
-            reads = table.get("read_tools", []) if isinstance(table, dict) else []
-            if not isinstance(reads, list) or not all(isinstance(r, str) for r in reads):
-                raise HarnessError(f"{path}: [tool.tracetui] read_tools must be a list of tool names")
-            return set(reads)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return set()
-        folder = parent
-
-
 def record_session(out: str, *, read_tools: Iterable[str] = (), agent: str | None = None, input: Any = None,
                    clock: str | None = None, timezone: str | None = None, seed: int | None = None,
                    key_file: str | None = None, overwrite: bool = False, run_id: str | None = None,
@@ -418,7 +399,8 @@ def record_session(out: str, *, read_tools: Iterable[str] = (), agent: str | Non
 
 def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", llm: str = "frozen",
                    read_tools: Iterable[str] = (), allow_live: bool = False, key_file: str | None = None,
-                   overwrite: bool = False, input: Any = None, run_id: str | None = None) -> HarnessSession:
+                   overwrite: bool = False, input: Any = None, run_id: str | None = None,
+                   accept_truncated: bool = False) -> HarnessSession:
     """A session that replays the block against ``recording`` and writes the replay to ``out``
     (``tracetui.replay``).
 
@@ -430,6 +412,8 @@ def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", ll
         llm: ``frozen`` (recorded model outputs for the same request) or ``live`` (the model is
             called again, through the guard).
         read_tools: More read tools (the recording's ``read_tools`` are always reads).
+        accept_truncated: Serve truncated or ambiguous recorded responses (marked) instead of
+            stopping with ``unservable_recording``.
 
     Raises:
         HarnessError: a bad mode, ``out`` is the recording or exists; ReadError: the recording
@@ -440,4 +424,5 @@ def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", ll
 
         recording = read_trace(recording)
     return HarnessSession(mode, out, recording=recording, llm=llm, read_tools=read_tools, allow_live=allow_live,
-                          key_file=key_file, overwrite=overwrite, input=input, run_id=run_id)
+                          key_file=key_file, overwrite=overwrite, input=input, run_id=run_id,
+                          accept_truncated=accept_truncated)

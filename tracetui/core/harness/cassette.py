@@ -22,9 +22,10 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from tracetui.core.canonical import args_hash, canonical_json
+from tracetui.core.canonical import args_hash, canonical_json, canonicalize
 from tracetui.core.changes import ABSENT, FieldChange
-from tracetui.core.model import Span, SpanKind, Trace
+from tracetui.core.model import Span, SpanKind, Status, Trace
+from tracetui.core.triage.truncation import scan as truncation_scan
 from tracetui.core.values import BYTES, IDS, diff_field
 from tracetui.core.values import strip_ids as _strip_ids
 
@@ -84,6 +85,18 @@ class Recording:
     span: Span
     served: bool = False
 
+    @property
+    def unfinished(self) -> bool:
+        """The call was started but never finished in the recording: no end time and no output
+        (the recorder was stopped while it ran)."""
+        return unfinished(self.span)
+
+    def unservable(self) -> str | None:
+        """Why the recorded response cannot be served as it is, or None: a truncated output (the
+        recorder's ``output_truncated`` flag, or the evidence ``triage`` uses: a cut at an exporter
+        cap, a truncation marker, JSON cut mid-value) or ambiguous arguments (the same key twice)."""
+        return unservable(self.span)
+
 
 @dataclass(slots=True)
 class Cassette:
@@ -97,24 +110,34 @@ class Cassette:
         llm_calls: LLM recordings by ``llm_key``, each list in seq order.
         llm_order: Every LLM recording in seq order (to explain an input mismatch by position).
         path: Every tool and retrieval recording in seq order (the recorded call path).
+        volatile: Tool name -> argument paths ignored when matching (``mask_volatile``).
+        incomplete: Why the recording ends before its run did (a call started and never finished,
+            or a tracetui recording without its root span), or None.
+        writes: Tool names the recording holds as writes (``effect: write``).
     """
 
     trace: Trace
+    volatile: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     calls: dict[tuple[str, str], list[Recording]] = field(default_factory=dict)
     llm_calls: dict[str, list[Span]] = field(default_factory=dict)
     llm_order: list[Span] = field(default_factory=list)
     path: list[Recording] = field(default_factory=list)
+    incomplete: str | None = None
+    writes: set[str] = field(default_factory=set)
     _next: dict[tuple[str, str], int] = field(default_factory=dict)
     _llm_next: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_trace(cls, trace: Trace) -> Cassette:
+    def from_trace(cls, trace: Trace, volatile: Mapping[str, Iterable[str]] | None = None) -> Cassette:
         """Index a recorded run's tool, retrieval and LLM spans.
 
         The args hash is recomputed from the recorded arguments (never trusted from the file), so
-        recordings from any reader match alike.
+        recordings from any reader match alike; the ``volatile`` argument paths of a tool (tool
+        name -> paths such as ``idempotency_key``, ``meta.request_id``, ``items[*].id``) are
+        masked first, in the recording as in the replay.
         """
-        cassette = cls(trace)
+        cassette = cls(trace, {str(k): tuple(v) for k, v in (volatile or {}).items()})
+        cassette.incomplete = incomplete_reason(trace)
         for span in sorted(trace.spans, key=lambda s: s.seq):
             if span.kind is SpanKind.LLM:
                 key = llm_key(span.data.get("model"), span.data.get("messages"))
@@ -125,7 +148,9 @@ class Cassette:
             if call is None:
                 continue
             tool, arguments = call
-            key = args_hash(arguments)
+            key = args_hash(mask_volatile(arguments, cassette.volatile.get(tool, ()))[0])
+            if span.data.get("effect") == "write":
+                cassette.writes.add(tool)
             rec = Recording(tool, arguments, key, span)
             cassette.calls.setdefault((tool, key), []).append(rec)
             cassette.path.append(rec)
@@ -167,7 +192,17 @@ class Cassette:
         """The ``position``-th recorded LLM call (0-based, seq order), or None."""
         return self.llm_order[position] if 0 <= position < len(self.llm_order) else None
 
-    def nearest(self, tool: str, arguments: Any, limit: int = 3) -> list[dict[str, Any]]:
+    def key(self, tool: str, arguments: Any) -> tuple[str, list[str]]:
+        """The matching key of a call (``args_hash`` with the tool's volatile paths masked) and the
+        volatile paths that were present (masked)."""
+        masked, hit = mask_volatile(arguments, self.volatile.get(tool, ()))
+        return args_hash(masked), hit
+
+    def exhausted(self) -> bool:
+        """Every complete recorded call has been served: the replay has reached the recording's end."""
+        return all(rec.served or rec.unfinished for rec in self.path)
+
+    def nearest(self, tool: str, arguments: Any, limit: int = 3, *, writes: bool = False) -> list[dict[str, Any]]:
         """The recorded calls closest to ``tool(arguments)``, best first.
 
         Ranking: same tool name before any other; then fewest differing argument fields; other
@@ -176,7 +211,10 @@ class Cassette:
         (``arguments.date``) with both values.
         """
         scored: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
-        candidates = [(t, recs) for (t, _k), recs in self.calls.items() if t == tool or not _is_write(recs[0])]
+        if writes:  # a write is compared with the recorded writes only
+            candidates = [(t, recs) for (t, _k), recs in self.calls.items() if t == tool or _is_write(recs[0])]
+        else:
+            candidates = [(t, recs) for (t, _k), recs in self.calls.items() if t == tool or not _is_write(recs[0])]
         for rtool, recs in candidates or [(t, recs) for (t, _k), recs in self.calls.items()]:
             rec = recs[0]
             differs: list[str] = []
@@ -224,6 +262,95 @@ class Cassette:
             if value is not None or name in d:
                 diff_field(name, d.get(name, ABSENT), value, BYTES, changes)
         return rec, [_describe(c) for c in changes]
+
+
+VOLATILE = "<volatile>"
+"""What a volatile argument's value is replaced with before matching."""
+
+
+def mask_volatile(arguments: Any, paths: Iterable[str]) -> tuple[Any, list[str]]:
+    """``arguments`` (canonicalised: JSON strings parsed) with the value at each path replaced by
+    ``"<volatile>"``, and the paths that were present.
+
+    A path is dot-separated keys with ``[N]`` or ``[*]`` for list items (``meta.request_id``,
+    ``items[*].id``); ``*`` as a key matches every key. Paths that are absent are skipped.
+    """
+    paths = tuple(paths)
+    if not paths:
+        return arguments, []
+    value = canonicalize(arguments)
+    hit: list[str] = []
+    for path in paths:
+        steps = _path_steps(path)
+        if steps and _mask(value, steps):
+            hit.append(path)
+    return value, hit
+
+
+def _path_steps(path: str) -> list[str]:
+    steps: list[str] = []
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        steps.append(part[1:-1] if part.startswith("[") and part.endswith("]") else part)
+    return steps
+
+
+def _mask(value: Any, steps: list[str]) -> bool:
+    head, rest = steps[0], steps[1:]
+    if isinstance(value, dict):
+        keys = list(value) if head == "*" else [head] if head in value else []
+    elif isinstance(value, list):
+        if head == "*":
+            keys = list(range(len(value)))
+        elif head.lstrip("-").isdigit() and -len(value) <= int(head) < len(value):
+            keys = [int(head)]
+        else:
+            keys = []
+    else:
+        return False
+    done = False
+    for k in keys:
+        if rest:
+            done = _mask(value[k], rest) or done
+        else:
+            value[k] = VOLATILE
+            done = True
+    return done
+
+
+def unfinished(span: Span) -> bool:
+    """A span the recorder started and never finished: no end time and no output."""
+    out = span.data.get("documents" if span.kind is SpanKind.RETRIEVAL else "output")
+    return span.end_ns is None and out is None and span.status is not Status.ERROR
+
+
+def incomplete_reason(trace: Trace) -> str | None:
+    """Why a recording ends before its run did, or None: a tool, retrieval or LLM call started and
+    never finished, or a tracetui recording (``record_mode: record``) without its root span (the
+    writer was stopped mid-run)."""
+    for span in sorted(trace.spans, key=lambda s: s.seq):
+        if span.kind in (SpanKind.TOOL, SpanKind.RETRIEVAL, SpanKind.LLM) and unfinished(span):
+            return f"span {span.span_id} ({span.name}) was started but never finished (no output, no end time)"
+    if trace.header.get("record_mode") == "record" and trace.header.get("schema") == "tracetui/1" and not any(
+            s.parent_id is None and s.kind is SpanKind.AGENT for s in trace.spans):
+        return "the recording has no root span: its run did not end (the recorder was stopped mid-run)"
+    return None
+
+
+def unservable(span: Span) -> str | None:
+    """Why a recorded tool or retrieval response cannot be served as it is (``Recording.unservable``)."""
+    d = span.data
+    if d.get("output_truncated") is True:
+        return "its recorded output is truncated (output_truncated: true)"
+    out = d.get("documents" if span.kind is SpanKind.RETRIEVAL else "output")
+    hit = truncation_scan(out, markers=True, caps=True, json_any=True) if out is not None else None
+    if hit is not None:
+        return f"its recorded output looks truncated ({hit[1]})"
+    dup = span.attributes.get("tracetui.duplicate_keys")
+    if dup:
+        return f"its recorded arguments are ambiguous (the same key twice with different values: {dup})"
+    return None
 
 
 def _is_write(rec: Recording) -> bool:

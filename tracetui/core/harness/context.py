@@ -8,6 +8,9 @@ reach the module's live ``TOOLS``, ``MODEL`` and ``RETRIEVERS`` and every call i
 trace, redacted first. In ``strict``, ``loose`` and ``fixture`` modes they are answered from the
 recording or a fixture store and nothing live is called (docs/harness.md; the rules come from
 practice.md "Rules that hold whatever the mode").
+
+Size: the one engine every mode and driver goes through (every rule once: reads, writes, refusals,
+LLM calls); the cassette, fixture and step drivers already live apart.
 """
 
 from __future__ import annotations
@@ -27,7 +30,11 @@ from tracetui.core.errors import (
     InputMismatch,
     RecordedToolError,
     RecordingExhausted,
+    RecordingIncomplete,
+    RecordingUnservable,
+    ReplayDivergence,
     UnrecordedCall,
+    WriteMismatch,
 )
 from tracetui.core.harness.agent import AgentSpec
 from tracetui.core.harness.cassette import (
@@ -36,6 +43,7 @@ from tracetui.core.harness.cassette import (
     describe_calls,
     retrieval_arguments,
     retrieval_tool,
+    unfinished,
 )
 from tracetui.core.harness.fixture import snapshot, state_changes
 from tracetui.core.harness.redact import Redactor
@@ -61,7 +69,8 @@ class Outcome:
         served: Reads answered from the recording or the fixture.
         llm_served: LLM calls answered from the recording (frozen replay).
         divergences: ``[{"type", "span_id", "seq", "tool", "message"}]`` in call order: ``unrecorded_call``,
-            ``recording_exhausted``, ``input_mismatch``.
+            ``recording_exhausted``, ``write_mismatch``, ``input_mismatch`` (the agent diverged);
+            ``recording_incomplete``, ``recording_unservable`` (the recording cannot vouch for the call).
         misses: Reads the recording could not answer (loose mode counts those sent live too).
         writes: Write intents in call order: ``{"tool", "arguments", "idempotency_key", "position",
             "span_id", "source"}``.
@@ -102,14 +111,17 @@ class Session:
         timer: Wall clock for span times, integer ns since the epoch.
         is_read: Whether a tool is a read (default ``spec.is_read``; an ambient session's list grows).
         live_allowed: Loose mode with ``allow_live``: whether a miss of this tool may go live
-            (default: every tool with a live call).
+            (default: every tool with a live call). Never a write: a tool the agent or the
+            recording calls a write is matched against the recorded writes and never executed.
+        accept_truncated: Serve recorded responses that are truncated or ambiguous (marked
+            ``output_truncated: true`` on the replay span) instead of refusing them.
     """
 
     def __init__(self, spec: AgentSpec, mode: str, writer: TraceWriter, redactor: Redactor, clock: datetime,
                  seed: int, trace_id: str, *, cassette: Cassette | None = None, llm_mode: str = "frozen",
                  fixture: Any = None, allow_live: bool = False, timer: Callable[[], int] = time.time_ns,
                  is_read: Callable[[str], bool] | None = None,
-                 live_allowed: Callable[[str], bool] | None = None) -> None:
+                 live_allowed: Callable[[str], bool] | None = None, accept_truncated: bool = False) -> None:
         self.spec = spec
         self.mode = mode
         self.writer = writer
@@ -123,6 +135,8 @@ class Session:
         self.timer = timer
         self.is_read = spec.is_read if is_read is None else is_read
         self.live_allowed = live_allowed
+        self.accept_truncated = accept_truncated
+        self.volatile_applied: dict[str, int] = {}
         self.outcome = Outcome()
         self.tool_schema_hash = spec.tool_schema_hash()  # once: it inspects every tool's signature
         self.rng = random.Random(f"{seed}:agent")
@@ -171,23 +185,25 @@ class Session:
         if not isinstance(name, str) or not name:
             raise HarnessError(f"ctx.tool: the tool name must be a non-empty string, not {name!r}")
         args = {} if args is None else args
-        if not isinstance(args, Mapping):
-            raise HarnessError(f"ctx.tool({name!r}, ...): arguments must be a mapping of argument name to value, "
-                               f"not {type(args).__name__}")
+        if not isinstance(args, (Mapping, str)):
+            raise HarnessError(f"ctx.tool({name!r}, ...): arguments must be a mapping of argument name to value "
+                               f"(or one plain string), not {type(args).__name__}")
         span_id, seq, start = self._open()
-        red_args = self.redactor.value(dict(args), tool=name)
-        key = args_hash(red_args)
-        write = not self.is_read(name)
-        if write and idempotency_key is None:
+        red_args = self.redactor.value(dict(args) if isinstance(args, Mapping) else args, tool=name)
+        key = self._match_key(name, red_args)
+        # Fail closed: a tool is a write unless the agent declares it a read AND the recording does
+        # not hold it as a write (a write is never sent live, whatever the mode).
+        write = not self.is_read(name) or (self.cassette is not None and name in self.cassette.writes)
+        if write and idempotency_key is None and isinstance(args, Mapping):
             idem = args.get("idempotency_key")
             idempotency_key = idem if isinstance(idem, str) else None
-        data: dict[str, Any] = {"tool_name": name, "arguments": red_args, "args_hash": key,
+        data: dict[str, Any] = {"tool_name": name, "arguments": red_args, "args_hash": args_hash(red_args),
                                 "effect": "write" if write else "read",
                                 "mode": "live" if self.mode == "record" else "replay"}
         self.outcome.path.append((name, key))
         fn = self.spec.tools.get(name)
         if live is None and fn is not None:
-            live = lambda: fn(**args)  # noqa: E731
+            live = (lambda: fn(args)) if isinstance(args, str) else (lambda: fn(**args))  # noqa: E731
         if self.mode == "record":
             if live is None:
                 return self._fail(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, HarnessError(
@@ -218,7 +234,7 @@ class Session:
         red_query = self.redactor.value(query)
         red_kw = self.redactor.value(kw)
         args = retrieval_arguments(red_query, red_kw)
-        key = args_hash(args)
+        key = self._match_key(tool, args)
         data: dict[str, Any] = {"index": index, "query": red_query}
         params = {}
         for k, v in red_kw.items():
@@ -242,6 +258,38 @@ class Session:
                                           live))
         return (yield from self._read(span_id, seq, start, SpanKind.RETRIEVAL, name, data, "documents", tool, args,
                                       key, live))
+
+    def _match_key(self, tool: str, red_args: Any) -> str:
+        """The key a call is matched by: ``args_hash`` of the redacted arguments, the tool's volatile
+        argument paths masked (replay; counted in ``volatile_applied``)."""
+        if self.cassette is None or self.mode == "record":
+            return args_hash(red_args)
+        key, hit = self.cassette.key(tool, red_args)
+        for path in hit:
+            self.volatile_applied[f"{tool}.{path}"] = self.volatile_applied.get(f"{tool}.{path}", 0) + 1
+        return key
+
+    def _refused(self, rec: Recording, tool: str, span_id: str) -> ReplayDivergence | None:
+        """The reason a taken recording cannot be served: unfinished (``RecordingIncomplete``) or
+        truncated/ambiguous without ``accept_truncated`` (``RecordingUnservable``); else None."""
+        if rec.unfinished:
+            return RecordingIncomplete(tool, f"incomplete recording: {tool} was started but never finished in the "
+                                       f"recording (no output, no end time; recorded span {rec.span.span_id}). The "
+                                       "replay stops here; nothing was served.", span_id=span_id)
+        why = rec.unservable()
+        if why is not None and not self.accept_truncated:
+            return RecordingUnservable(tool, why, f"unservable recording: {tool}: {why}; a strict replay never serves "
+                                       "it (--accept-truncated serves it, marked). Nothing was sent to a live system.",
+                                       span_id=span_id)
+        return None
+
+    def _past_end(self, tool: str, span_id: str) -> RecordingIncomplete | None:
+        """A miss on an incomplete recording the replay has consumed whole: the recording ends
+        before the point the replay reached."""
+        if self.cassette is None or self.cassette.incomplete is None or not self.cassette.exhausted():
+            return None
+        return RecordingIncomplete(tool, f"incomplete recording: the replay reached {tool} after the end of the "
+                                   f"recording ({self.cassette.incomplete}). The replay stops here.", span_id=span_id)
 
     def _live(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
               out_field: str, tool: str | None, call: Callable[[], Any]) -> Steps[Any]:
@@ -288,12 +336,16 @@ class Session:
             return copy_value(data[out_field])
         assert self.cassette is not None
         rec = self.cassette.take(tool, key)
-        if isinstance(rec, Recording) and rec.span.data.get("output_truncated") is True:
-            rec = -1
         if isinstance(rec, Recording):
+            refused = self._refused(rec, tool, span_id)
+            if refused is not None:
+                return self._diverge(span_id, seq, start, kind, name, data, out_field, refused, "refused")
             self.outcome.served += 1
             return self._serve(span_id, seq, start, kind, name, data, out_field, rec, "recording")
         self.outcome.misses += 1
+        past = self._past_end(tool, span_id)
+        if past is not None:
+            return self._diverge(span_id, seq, start, kind, name, data, out_field, past, "miss")
         if self.mode == "loose" and self.allow_live and live is not None and (
                 self.live_allowed is None or self.live_allowed(tool)):
             self.outcome.live_calls += 1
@@ -310,11 +362,9 @@ class Session:
             self._emit(span_id, seq, start, kind, name, data, attributes={"replay.source": "live"})
             return output
         why = None
-        if rec == -1:
-            why = "its recorded output was truncated (a truncated output is never served)"
-        elif self.mode == "loose" and not self.allow_live:
+        if self.mode == "loose" and not self.allow_live:
             why = "loose mode sends misses live only with --allow-live"
-        exc = self._miss(tool, red_args, key, max(rec, 0), span_id, seq, why=why)
+        exc = self._miss(tool, red_args, key, rec, span_id, seq, why=why)
         return self._diverge(span_id, seq, start, kind, name, data, out_field, exc, "miss")
 
     def _serve(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
@@ -322,9 +372,13 @@ class Session:
         rd = rec.span.data
         output = rd.get(out_field)
         data[out_field] = output
+        accepted = rec.unservable()
         if kind is SpanKind.TOOL:
-            data["output_truncated"] = bool(rd.get("output_truncated", False))
+            data["output_truncated"] = bool(rd.get("output_truncated", False)) or accepted is not None
         attrs = {"replay.source": source, "replay.recorded_span_id": rec.span.span_id}
+        if accepted is not None:
+            attrs["replay.accepted_truncated"] = accepted
+            self.outcome.notes.append(f"--accept-truncated: {rec.tool} served although {accepted}")
         attrs.update(extra or {})
         if rec.span.status is Status.ERROR:
             self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=rec.span.error_type,
@@ -334,12 +388,19 @@ class Session:
         return copy_value(output)
 
     def _miss(self, tool: str, red_args: Any, key: str, recorded: int, span_id: str, seq: int,
-              why: str | None = None) -> UnrecordedCall | RecordingExhausted:
+              why: str | None = None, write: bool = False) -> UnrecordedCall | RecordingExhausted | WriteMismatch:
         if recorded > 0:
             msg = (f"{tool} called {recorded + 1} times with these arguments; the recording has {recorded} "
-                   f"response{'s' if recorded > 1 else ''}, all served. Nothing was sent to a live system.")
+                   f"response{'s' if recorded > 1 else ''}, all served (recorded {recorded}, requested {recorded + 1}). "
+                   "Nothing was sent to a live system.")
             return RecordingExhausted(tool, red_args, recorded, msg, span_id=span_id)
-        nearest = self.cassette.nearest(tool, red_args) if self.cassette is not None else []
+        nearest = self.cassette.nearest(tool, red_args, writes=write) if self.cassette is not None else []
+        if write:
+            msg = (f"write mismatch: {tool} {short_json(red_args)} matches no recorded write (tool + canonical "
+                   "arguments + order). It was not executed and not simulated.")
+            if nearest:
+                msg += "\nNearest recorded writes:\n" + describe_calls(nearest)
+            return WriteMismatch(tool, red_args, nearest, msg, span_id=span_id)
         head = f"unrecorded call {tool} {short_json(red_args)}: " + (why or "the recording has no response for "
                                                                        "this tool and these arguments")
         msg = head + ". Nothing was sent to a live system."
@@ -348,19 +409,19 @@ class Session:
         return UnrecordedCall(tool, red_args, nearest, msg, span_id=span_id)
 
     def _diverge(self, span_id: str, seq: int, start: int, kind: SpanKind, name: str, data: dict[str, Any],
-                 out_field: str, exc: UnrecordedCall | RecordingExhausted, source: str) -> Any:
+                 out_field: str, exc: ReplayDivergence, source: str, attrs: Mapping[str, Any] | None = None) -> Any:
         body: dict[str, Any] = {"error": exc.divergence, "message": str(exc)}
-        if isinstance(exc, UnrecordedCall):
+        if isinstance(exc, (UnrecordedCall, WriteMismatch)):
             body["nearest"] = exc.nearest
-        else:
+        elif isinstance(exc, RecordingExhausted):
             body["recorded"] = exc.recorded
         data[out_field] = body
         if kind is SpanKind.TOOL:
             data["output_truncated"] = False
         self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR, error_type=type(exc).__name__,
-                   attributes={"replay.source": source, "replay.divergence": exc.divergence})
-        self.outcome.divergences.append({"type": exc.divergence, "span_id": span_id, "seq": seq, "tool": exc.tool,
-                                         "message": str(exc)})
+                   attributes={**(attrs or {}), "replay.source": source, "replay.divergence": exc.divergence})
+        self.outcome.divergences.append({"type": exc.divergence, "span_id": span_id, "seq": seq,
+                                         "tool": getattr(exc, "tool", None), "message": str(exc)})
         raise exc
 
     def _write(self, span_id: str, seq: int, start: int, name: str, data: dict[str, Any], red_args: Any, key: str,
@@ -403,15 +464,26 @@ class Session:
                 self.outcome.changes.append(change)
             output = self.redactor.value(jsonable(output), tool=name)
         else:
-            rec = self.cassette.take(name, key) if self.cassette is not None else 0
+            # Strict and loose (with or without allow_live): matched against the recorded writes by
+            # tool + canonical arguments + order, as reads are; never executed.
+            assert self.cassette is not None
+            rec = self.cassette.take(name, key)
+            exc: ReplayDivergence | None
             if isinstance(rec, Recording):
-                intent["source"] = "recording"
-                self.outcome.writes.append(intent)
-                attrs["replay.simulated"] = True
-                return self._serve(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", rec,
-                                   "recording", attrs)
-            output = {"status": "ok", "simulated": True, "intercepted": True}
-            source = "simulated"
+                exc = self._refused(rec, name, span_id)
+                if exc is None:
+                    intent["source"] = "recording"
+                    self.outcome.writes.append(intent)
+                    attrs["replay.simulated"] = True
+                    return self._serve(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output",
+                                       rec, "recording", attrs)
+            else:
+                self.outcome.misses += 1
+                exc = self._past_end(name, span_id) or self._miss(name, red_args, key, rec, span_id, seq, write=True)
+            intent["source"] = "diverged"
+            self.outcome.writes.append(intent)
+            return self._diverge(span_id, seq, start, SpanKind.TOOL, f"execute_tool {name}", data, "output", exc,
+                                 "refused" if isinstance(rec, Recording) else "miss", attrs)
         intent["source"] = source
         self.outcome.writes.append(intent)
         attrs["replay.source"] = source
@@ -534,6 +606,20 @@ class Session:
         ``InputMismatch`` (written to the replay trace first)."""
         assert self.cassette is not None
         rec = self.cassette.take_llm(model, red_messages)
+        if (rec is not None and unfinished(rec)) or (rec is None and self.cassette.incomplete is not None and position
+                                                     >= sum(not unfinished(s) for s in self.cassette.llm_order)):
+            why = (f"LLM call #{position + 1} was started but never finished in the recording" if rec is not None
+                   else f"the replay reached LLM call #{position + 1} after the end of the recording "
+                        f"({self.cassette.incomplete})")
+            exc = RecordingIncomplete(name, f"incomplete recording: {why}. The replay stops here; nothing was served.",
+                                      span_id=span_id)
+            data["output"] = None
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
+                       error_type="RecordingIncomplete", attributes={"replay.source": "refused",
+                                                                     "replay.divergence": exc.divergence})
+            self.outcome.divergences.append({"type": exc.divergence, "span_id": span_id, "seq": seq, "tool": name,
+                                             "message": str(exc)})
+            raise exc
         extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
         differs: list[str] = []
         if rec is not None:

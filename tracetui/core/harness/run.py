@@ -22,12 +22,17 @@ from tracetui.core.harness.runcontext import RunContext
 from tracetui.core.harness.steps import jsonable
 from tracetui.core.harness.fixture import RecordedReadsFixture, snapshot
 from tracetui.core.harness.guard import block_network
+from tracetui.core.harness.project import project_volatile
 from tracetui.core.harness.redact import Redactor
 from tracetui.core.harness.writer import TraceWriter
 from tracetui.core.model import Span, SpanKind, Status, Trace
 from tracetui.core.readers.timefmt import ns_to_iso
 
 REPLAY_MODES = ("strict", "loose", "fixture")
+
+RECORDING_OUTCOMES = {"recording_incomplete": "incomplete_recording", "recording_unservable": "unservable_recording"}
+"""Divergence type -> the run outcome it makes when it is what stopped the run: the recording, not
+the agent, is at fault."""
 
 
 @dataclass(slots=True)
@@ -65,6 +70,19 @@ class RunResult:
     original_failed: bool | None = None
 
     @property
+    def status(self) -> str:
+        """The run's named outcome: ``unservable_recording`` (the recording holds a truncated or
+        ambiguous response the replay needed), ``incomplete_recording`` (the recording ends before
+        the point the replay reached), ``diverged`` (unrecorded call, write mismatch, recording
+        exhausted, input mismatch), ``failed`` (a new failure or a repeated write), else ``passed``."""
+        types = [d["type"] for d in self.outcome.divergences]
+        if types and types[0] in RECORDING_OUTCOMES:
+            return RECORDING_OUTCOMES[types[0]]
+        if self.diverged:
+            return "diverged"
+        return "failed" if self.failed else "passed"
+
+    @property
     def new_failure(self) -> bool:
         """The agent raised (not a replay divergence) where the original run did not fail."""
         return (self.error is not None and not isinstance(self.error, ReplayDivergence)
@@ -78,8 +96,9 @@ class RunResult:
 
     @property
     def diverged(self) -> bool:
-        """True when the run left the recording (an unrecorded call, an exhausted recording, an
-        input mismatch): the third outcome beside pass and fail (practice.md)."""
+        """True when the run left the recording (an unrecorded call, an exhausted recording, a write
+        mismatch, an input mismatch, or a call the recording cannot vouch for): the third outcome
+        beside pass and fail (practice.md); ``status`` names which."""
         return bool(self.outcome.divergences)
 
     def summary(self) -> dict[str, Any]:
@@ -87,7 +106,7 @@ class RunResult:
         o = self.outcome
         out: dict[str, Any] = {
             "run_id": self.run_id, "mode": self.header.get("record_mode"), "trial": self.trial,
-            "diverged": self.diverged, "failed": self.failed, "new_failure": self.new_failure,
+            "status": self.status, "diverged": self.diverged, "failed": self.failed, "new_failure": self.new_failure,
             "error": error_text(self.error),
             "live_calls": o.live_calls, "model_calls": o.model_calls, "served": o.served, "llm_served": o.llm_served, "misses": o.misses,
             "divergences": o.divergences, "writes": o.writes, "duplicate_writes": o.duplicate_writes,
@@ -121,6 +140,13 @@ class ReplayReport:
     @property
     def diverged(self) -> bool:
         return any(r.diverged for r in self.runs)
+
+    @property
+    def status(self) -> str:
+        """The worst trial's ``RunResult.status``: unservable_recording, incomplete_recording,
+        diverged, failed, passed (in that order)."""
+        order = ("unservable_recording", "incomplete_recording", "diverged", "failed", "passed")
+        return min((r.status for r in self.runs), key=order.index, default="passed")
 
     @property
     def failed(self) -> bool:
@@ -381,7 +407,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
            llm: str = "frozen", trials: int = 1, allow_live: bool = False, seed_state: Mapping[str, Any] | None = None,
            accept_schema_change: bool = False, overwrite: bool = False, input: Any = ...,
            timer: Callable[[], int] = time.time_ns, on_trial: Callable[[RunResult], None] | None = None,
-           ) -> ReplayReport:
+           accept_truncated: bool = False, volatile: Mapping[str, Any] | None = None) -> ReplayReport:
     """Replay a recorded run with ``spec`` and write the replay trace (one run per trial) to ``out``.
 
     Args:
@@ -400,6 +426,11 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
         input: Override the recorded input.
         timer: Span clock (ns since the epoch).
         on_trial: Called after each trial (progress).
+        accept_truncated: Serve truncated or ambiguous recorded responses (marked on the span and
+            noted in the header) instead of stopping with ``unservable_recording``.
+        volatile: Tool name -> argument paths ignored when matching (an idempotency key or request
+            id the agent mints per call); default: ``[tool.tracetui.replay] volatile`` of the
+            nearest pyproject.toml, then the agent module's ``VOLATILE_ARGS``. Listed in the header.
 
     Returns:
         The ReplayReport.
@@ -441,7 +472,11 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
     moment, zone, clock_notes = replay_clock(recording)
     notes.extend(clock_notes)
     seed = rec_header.get("seed") if isinstance(rec_header.get("seed"), int) else 0
-    cassette = Cassette.from_trace(recording)  # indexed once; reset between trials
+    if volatile is None:
+        volatile = {**project_volatile(), **spec.volatile_args}
+    cassette = Cassette.from_trace(recording, volatile)  # indexed once; reset between trials
+    if cassette.incomplete is not None:
+        notes.append(f"the recording is incomplete: {cassette.incomplete}")
     original_path = [(r.tool, r.key) for r in cassette.path]
     writer = TraceWriter(out, overwrite=overwrite)
     runs: list[RunResult] = []
@@ -463,7 +498,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                     if notes_f not in notes:
                         notes.append(notes_f)
             session = Session(spec, mode, writer, redactor, moment, seed, trace_id, cassette=cassette, llm_mode=llm,
-                              fixture=store, allow_live=allow_live, timer=timer)
+                              fixture=store, allow_live=allow_live, timer=timer, accept_truncated=accept_truncated)
             session.outcome.notes.extend(notes)
             header = base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
             header["record_mode"] = mode
@@ -474,6 +509,10 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
             header["trials"] = trials
             if mode == "loose":
                 header["allow_live"] = allow_live
+            if accept_truncated:
+                header["accept_truncated"] = True
+            if cassette.volatile:
+                header["volatile_args"] = {k: list(v) for k, v in sorted(cassette.volatile.items())}
             if schema_change:
                 header["schema_change"] = schema_change
             header["normalization"] = normalization_notes(redactor, seed)
@@ -483,8 +522,10 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
 
             def finish(outcome: Outcome, blocked: list[str], error: BaseException | None, cassette: Cassette = cassette, store: Any = store,
                        holder: dict[str, Any] = holder, run_id: str = run_id, header: dict[str, Any] = header,
-                       initial: Any = initial, trial: int = trial) -> dict[str, Any]:
+                       initial: Any = initial, trial: int = trial, session: Session = session) -> dict[str, Any]:
                 # Called once, when this trial's agent returns: the summary goes into its root span.
+                for path, n in sorted(session.volatile_applied.items()):
+                    outcome.notes.append(f"volatile argument {path} ignored for matching ({n} call{'s' * (n != 1)})")
                 holder["unconsumed"] = cassette.unconsumed(spec.is_read) if mode != "fixture" else []
                 holder["final"] = snapshot(store) if store is not None else None
                 result = RunResult(out, run_id, header, None, error, outcome, holder["unconsumed"], holder["final"],
@@ -493,6 +534,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
 
             output, error, blocked, final = _execute(session, writer, header, raw_input, red_input, run_id,
                                                      mode, finish)
+
             if isinstance(error, ReplayDivergence) and not session.outcome.divergences:
                 session.outcome.divergences.append({"type": error.divergence, "span_id": error.span_id, "seq": None,
                                                     "tool": None, "message": str(error)})

@@ -234,22 +234,42 @@ def _walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
         elif held is None:  # inside an undecided root: first only if the root wraps paired rows
             held = (n, order, *got)
 
+    fork: tuple[int, int] | None = None  # (row, depth) of a first divergence a fork block may still take over
+    checked = -1  # the first divergence was checked for a fork block (trace_diff.replay_first)
     for n, row in enumerate(walk_rows(a, b, intern, same)):
         if tick is not None and not n & 1023:
             tick()
         depth = row.depth
         while open_rows and open_rows[-1][1] >= depth:
             close(open_rows.pop(), n)
-        if first is not None:
+        o, r = row.original, row.replay
+        if first is not None and checked < 0:
+            checked = 1
+            f_row = rows[first[0]]
+            divergent = {k for k, _t, _f in found}
+            if f_row.replay is None and first[1] == 2 * first[0] - f_row.depth and all(
+                    x.replay is None and x.depth >= f_row.depth and k in divergent
+                    for k, x in enumerate(rows[first[0]:n], first[0])):
+                fork = (n - 1, f_row.depth)
+        if fork is not None and not (n == fork[0] + 1 and depth >= fork[1]):
+            fork = None  # the block ended with original-only rows alone: the first divergence stands
+        if first is not None and fork is None:
             if stop < 0:
                 stop = n + context
             if n >= stop:
                 break
         rows.append(row)
-        o, r = row.original, row.replay
         got = row_divergence(so, sr, o, r, same[n])
         if got is not None:
             found.append((n, *got))
+        if fork is not None:
+            if got is None or field_side(got[0]) == OUTPUT:
+                fork = None  # not a start event: the block ends here
+            elif r is not None:
+                first = (n, first[1], *got)  # the replay's own step takes the block's first place
+                fork = None
+            else:
+                fork = (n, fork[1])
         entry: list[Any] = [n, depth, None]
         if wrapper is not None and o is not None and r is not None:
             # The undecided root wraps the shared run (diff._is_wrapper): its divergence is an end

@@ -41,7 +41,7 @@ from typing import Any, Hashable
 from tracetui.core.diff import Divergence
 from tracetui.core.diff.align import AlignedRow, Side, align_lists, prepare, span_key, wraps
 from tracetui.core.diff.compare import OUTPUT, compare_pair, field_side, screen_pairs
-from tracetui.core.diff.trace_diff import one_sided
+from tracetui.core.diff.trace_diff import one_sided, replay_first
 from tracetui.core.model import PLACEHOLDER, Span, Status, Trace
 from tracetui.core.watch.common import LiveTraceDiff, clone_span, placeholder_plan
 from tracetui.core.watch.tail import ReplaySnapshot, trace_id_of
@@ -481,6 +481,7 @@ class Engine:
         found.extend(pos_of[slot_of_o[o]] for o in compress(range(t), oo[:t]))
         oo_v = self.oo_v
         divergences: list[Divergence] = []
+        fork: list[tuple[int, int, bool, int]] = []
         for n in found:
             o, x, depth = f_o[n], f_x[n], f_d[n]
             if x is None:
@@ -499,6 +500,11 @@ class Engine:
                 order = 2 * n - depth
             divergences.append(Divergence(dtype, f_slot[n], ospans[o] if o is not None else None,
                                           b.spans[x] if x is not None else None, fields, order))
+            if order == 2 * n - depth:
+                fork.append((n, depth, x is not None, len(divergences) - 1))
+        fork.sort()
+        for n, d in replay_first([(n, depth, side, divergences[i]) for n, depth, side, i in fork]).items():
+            divergences[next(i for m, _d, _s, i in fork if m == n)] = d
         divergences.sort(key=lambda d: d.order)
         row_divergence: list[Divergence | None] = [None] * len(slots_o)
         for d in divergences:
