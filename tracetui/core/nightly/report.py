@@ -16,7 +16,7 @@ a previous report; ``parse_rule``/``evaluate`` judge ``--fail-on`` rules. Shape:
      "by_llm": {"frozen": {"replays", "counts", "rates"}, ...},
      "groups": [{"llm", "signature": {"type", "kind", "name", "fields"}, "text", "count",
                  "verdicts": {"code_or_config_change": 29}, "example": {"name", "path", "row", "original_span_id",
-                 "replay_span_id", "trial"}, "runs": [names, at most MAX_GROUP_RUNS]}],
+                 "trial"}, "runs": [names, at most MAX_GROUP_RUNS]}],
      "unreadable": [{"name", "llm", "outcome", "stage", "message"}],   # error and incomplete
      "runs": [summary, ...],                          # every summary (no trace)
      "baseline": null | {"path", "replays", "counts", "rates", "rate_changes": {"unrecorded_call_rate": [before, after]},

@@ -14,7 +14,7 @@ Task (``Task.to_json``): ``{"path", "name", "agent", "llm", "trials", "mode", "k
      "trials", "trials_diverged", "trials_failed",
      "original_failed",                    # the recorded run's root span failed (None when unread)
      "signature": {"type", "kind", "name", "fields"} | None,   # the first divergence (first diverging trial)
-     "first": {"trial", "row", "original_span_id", "replay_span_id"} | None,
+     "first": {"trial", "row", "original_span_id"} | None,   # the replay is not kept: no replay span id
      "divergence_types": {"unrecorded_call": 1, ...},          # all trials
      "unrecorded_call": bool, "write_mismatch": bool,
      "verdict": str | None,                # triage's verdict (diverged / failed runs)
@@ -193,14 +193,12 @@ def _first(run: Any, diff: Any, trial: int) -> tuple[dict[str, Any], dict[str, A
         _t, kind, name, _fields = signature(match) if match is not None else (None, "tool", None, ())
         sig = {"type": str(d0.get("type")), "kind": kind, "name": d0.get("tool") or name, "fields": []}
         where = {"trial": trial, "row": match.row if match is not None else None,
-                 "original_span_id": match.original.span_id if match is not None and match.original is not None else None,
-                 "replay_span_id": d0.get("span_id")}
+                 "original_span_id": match.original.span_id if match is not None and match.original is not None else None}
         return sig, where
     f = diff.first
     typ, kind, name, fields = signature(f)
     return ({"type": typ, "kind": kind, "name": name, "fields": list(fields)},
-            {"trial": trial, "row": f.row, "original_span_id": f.original.span_id if f.original is not None else None,
-             "replay_span_id": f.replay.span_id if f.replay is not None else None})
+            {"trial": trial, "row": f.row, "original_span_id": f.original.span_id if f.original is not None else None})
 
 
 def _judge(task: Task, original: Any, report: Any, replays: list[Any], out: dict[str, Any]) -> None:
