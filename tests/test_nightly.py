@@ -44,7 +44,7 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
         yield c
 
 
@@ -261,3 +261,12 @@ def test_two_worker_cluster_gives_the_report_of_the_embedded_cluster(store, clus
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_triage_batch_on_dask_gives_the_serial_report(cluster):
+    folder = os.path.join(ROOT, "sample_runs")
+    code_s, serial, _ = _cli("triage", "--batch", folder, "--format", "json")
+    code_d, on_dask, err = _cli("triage", "--batch", folder, "--format", "json", "--scheduler", cluster.scheduler_address)
+    assert "triage --batch on Dask" in err
+    assert code_d == code_s == 1 and orjson.loads(on_dask) == orjson.loads(serial)
+    assert orjson.loads(serial)["groups"]

@@ -75,7 +75,7 @@ class DaskExecutor:
         else:
             n = max(1, workers or os.cpu_count() or 1)
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+                                               dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = distributed.Client(cluster)
             self._own += [self.client, cluster]
             self.kind = f"local cluster: {n} worker process{'es' if n != 1 else ''}"
