@@ -58,11 +58,12 @@ class RuleError(TracetuiError):
 
 
 def signature_text(llm: str, sig: dict[str, Any] | None) -> str:
-    """``frozen: unrecorded_call tool list_open_slots [tool.arguments.date]``."""
+    """``frozen: args_mismatch tool get_billing_account [tool.arguments.account_id]``; no brackets
+    when the signature has no field paths (``frozen: unrecorded_call tool list_open_slots``)."""
     if sig is None:
         return f"{llm}: -"
-    return f"{llm}: {sig['type']} {sig['kind']} {sig['name'] if sig['name'] is not None else '-'} " \
-           f"[{', '.join(sig['fields'])}]"
+    text = f"{llm}: {sig['type']} {sig['kind']} {sig['name'] if sig['name'] is not None else '-'}"
+    return text + (f" [{', '.join(sig['fields'])}]" if sig["fields"] else "")
 
 
 def _rates(counts: dict[str, int], runs: list[dict[str, Any]]) -> dict[str, float]:
