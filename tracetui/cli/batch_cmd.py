@@ -143,11 +143,12 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def run_batch(folder: str, fmt: str, out: TextIO, err: TextIO) -> int:
+def run_batch(folder: str, fmt: str, out: TextIO, err: TextIO, executor: Any = None) -> int:
     """Group the pairs of ``folder`` by first divergence and print the groups as ``fmt`` ("text" or "json").
 
     A progress bar is drawn on ``err`` when it is a terminal and there are more than
-    ``PROGRESS_MIN_PAIRS`` pairs.
+    ``PROGRESS_MIN_PAIRS`` pairs. ``executor`` (``tracetui.core.execute``; default this process) is
+    where the pairs are examined: ``triage --batch --dask`` passes a Dask one.
 
     Returns:
         0 no case diverged, 1 some did, 2 no such folder / no pair / only unreadable pairs and no
@@ -167,7 +168,7 @@ def run_batch(folder: str, fmt: str, out: TextIO, err: TextIO) -> int:
         return 2
     bar: Any = _Bar(err, len(scan.cases)) if len(scan.cases) > PROGRESS_MIN_PAIRS and _isatty(err) else _NoBar()
     with bar as progress:
-        report = group(scan.cases, progress=progress, folder=folder, unpaired=scan.unpaired)
+        report = group(scan.cases, progress=progress, folder=folder, unpaired=scan.unpaired, executor=executor)
     data = report.to_json()
     if fmt == "json":
         out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")

@@ -22,7 +22,7 @@ EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_ERROR = 2
 
-COMMANDS = ("view", "diff", "show", "convert", "record", "replay", "triage", "golden", "promote")
+COMMANDS = ("view", "diff", "show", "convert", "record", "replay", "triage", "golden", "promote", "nightly")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
             "  tracetui promote ORIGINAL [REPLAY] --to golden/\n"
             "                                      make the failure a golden-set case: fixture + contract\n"
             "  tracetui golden run golden/ --agent AGENT\n"
-            "                                      run the golden set (exit 0 pass, 1 fail, 2 error)\n\n"
+            "                                      run the golden set (exit 0 pass, 1 fail, 2 error)\n"
+            "  tracetui nightly STORE AGENT --out REPORT.json\n"
+            "                                      replay a sample of recorded runs on Dask, grouped, alerted on\n\n"
             "A file that holds several runs (a tau-bench file, an inspect log, an OTLP export) takes FILE#RUN.\n"
             "`tracetui help COMMAND` (or `tracetui COMMAND -h`) shows a command's options; -V the version."
         ),
@@ -145,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tracetui.cli.promote_cmd import add_parser as add_promote
 
     add_promote(sub)
+    from tracetui.cli.nightly_cmd import add_parser as add_nightly
+
+    add_nightly(sub)
     return parser
 
 
@@ -233,6 +238,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli.promote_cmd import run_promote
 
             return run_promote(args, out, err)
+        if args.command == "nightly":
+            from tracetui.cli.nightly_cmd import run_nightly_cmd
+
+            return run_nightly_cmd(args, out, err)
         if args.command == "triage":
             from tracetui.cli.triage_cmd import run_triage
 

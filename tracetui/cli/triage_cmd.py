@@ -45,6 +45,10 @@ def add_parser(sub: Any) -> None:
                    "temporary file, removed)")
     p.add_argument("--batch", metavar="DIR", help="triage every original/replay pair under DIR, grouped by "
                    "first-divergence signature, largest group first")
+    p.add_argument("--dask", action="store_true", help="with --batch: examine the pairs on Dask (an embedded local "
+                   "cluster of worker processes, or --scheduler), as tracetui nightly does; needs tracetui[dask]")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="with --batch: an existing Dask scheduler "
+                   "(implies --dask)")
 
 
 def _load_replays(paths: list[str]) -> list[Trace]:
@@ -93,6 +97,12 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise HarnessError("--batch DIR takes no ORIGINAL/REPLAY arguments")
         from tracetui.cli.batch_cmd import run_batch
 
+        if args.dask or args.scheduler:
+            from tracetui.integrations.dask_cluster import DaskExecutor
+
+            with DaskExecutor(args.scheduler, what="triage --batch --dask") as executor:
+                print(f"tracetui: triage --batch on {executor.describe()}", file=err)
+                return run_batch(args.batch, args.format, out, err, executor=executor)
         return run_batch(args.batch, args.format, out, err)
     if not args.original:
         raise HarnessError("triage needs ORIGINAL (or --batch DIR)")

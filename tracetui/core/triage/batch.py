@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracetui.core.errors import ReadError, TracetuiError
+from tracetui.core.execute import Executor, SerialExecutor
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence
@@ -79,6 +80,7 @@ __all__ = [
     "Scan",
     "Signature",
     "batch",
+    "examine",
     "find_pairs",
     "group",
     "scan_folder",
@@ -378,6 +380,7 @@ def group(
     folder: str = "",
     unpaired: Iterable[str] = (),
     verdicts: bool = True,
+    executor: Executor | None = None,
 ) -> BatchReport:
     """Read and diff each pair, and group the diverged ones by ``signature`` of their first divergence.
 
@@ -389,81 +392,118 @@ def group(
         verdicts: Also triage each pair (``tracetui.core.triage.triage(original, [replay])``: the
             replay as one trial, the whole run as the failure) and report its verdict; a pair triage
             cannot handle gets no verdict and a warning.
+        executor: Where the pairs are examined (``tracetui.core.execute``: default this process,
+            one after another; ``tracetui.integrations.dask_cluster.DaskExecutor`` for a Dask
+            cluster). Each task holds one pair and returns its result, not its traces; the report
+            is the same whichever ran it (cases in their given order).
 
     Returns:
         The ``BatchReport``. A pair that cannot be read or diffed is an ``errors`` entry with the
         reader's message (file, line, field); it never stops the batch.
     """
-    from tracetui.core.diff import diff_traces
-    from tracetui.core.diff.labels import divergence_key, load_labels, replay_ref
-    from tracetui.core.readers import read_replay, read_trace
-
     todo = list(cases)
     report = BatchReport(folder=folder, cases=len(todo), unpaired=list(unpaired))
-    by_sig: dict[Signature, list[CaseResult]] = {}
-    for done, case in enumerate(todo, 1):
-        blame = case.original
-        try:
-            original = read_trace(case.original)
-            blame = case.replay
-            replay = read_replay(case.replay)
-            blame = case.original
-            diff = diff_traces(original, replay)
-        except TracetuiError as exc:
-            report.errors.append(CaseError(case.name, getattr(exc, "path", None) or blame, str(exc)))
-        except (ValueError, RecursionError, MemoryError) as exc:
-            report.errors.append(CaseError(case.name, blame, f"{blame}: {type(exc).__name__}: {exc}"))
-        except Exception as exc:  # noqa: BLE001 - a reader bug on one odd file must not cost the other cases
-            report.errors.append(CaseError(
-                case.name, blame, f"{blame}: internal error: {type(exc).__name__}: {exc} (a bug in tracetui; please report it)"))
+    results: list[tuple[str, Any, list[tuple[str, str]], str | None] | None] = [None] * len(todo)
+    run = executor if executor is not None else SerialExecutor()
+    for done, fin in enumerate(run.map_unordered(examine, [(c, verdicts) for c in todo]), 1):
+        if fin.error is not None or fin.value is None:
+            c = todo[fin.index]
+            results[fin.index] = ("error", CaseError(c.name, c.original, f"{c.original}: the task failed on its "
+                                                     f"worker: {fin.error}"), [], None)
         else:
-            first = diff.first
-            verdict, cause = _verdict(original, replay, case, report) if verdicts else (None, None)
-            if verdict is not None:
-                report.verdicts[case.name] = verdict
-            if first is None:
-                report.no_divergence.append(case)
-            else:
-                label = None
-                try:
-                    label = load_labels(replay_ref(replay)).get(divergence_key(first))
-                except ReadError as exc:
-                    report.warnings.append((case.name, f"reviewer labels not shown: {exc}"))
-                by_sig.setdefault(signature(first), []).append(CaseResult(
-                    case=case,
-                    row=first.row,
-                    original_span_id=first.original.span_id if first.original is not None else None,
-                    replay_span_id=first.replay.span_id if first.replay is not None else None,
-                    divergences=len(diff.divergences),
-                    label=label,
-                    verdict=verdict,
-                    cause=cause,
-                ))
-            del diff, original, replay  # one pair in memory at a time
+            results[fin.index] = fin.value
         if progress is not None:
             progress(done, len(todo))
+    by_sig: dict[Signature, list[CaseResult]] = {}
+    for case, res in zip(todo, results):
+        assert res is not None
+        kind, value, warnings, verdict = res
+        report.warnings.extend(warnings)
+        if verdict is not None:
+            report.verdicts[case.name] = verdict
+        if kind == "error":
+            report.errors.append(value)
+        elif kind == "same":
+            report.no_divergence.append(case)
+        else:
+            sig, found = value
+            by_sig.setdefault(sig, []).append(found)
     report.groups = sorted((Group(sig, found) for sig, found in by_sig.items()),
                            key=lambda g: (-g.count, signature_text(g.signature)))
     return report
 
 
-def _verdict(original: Trace, replay: Trace, case: Case, report: BatchReport) -> tuple[str | None, str | None]:
-    """The triage verdict of one pair and its cause, (None, None) and a warning when triage fails on it."""
+def examine(job: tuple[Case, bool]) -> tuple[str, Any, list[tuple[str, str]], str | None]:
+    """One pair of a batch, read, diffed (and triaged when ``job[1]``): a task for an executor.
+
+    Returns:
+        ``(kind, value, warnings, verdict)``: ``("error", CaseError, ...)`` when a file cannot be
+        read or diffed, ``("same", Case, ...)`` without divergence, ``("diverged", (Signature,
+        CaseResult), ...)`` otherwise; ``warnings`` as ``BatchReport.warnings``; the verdict or None.
+        Only this small result leaves the task: one pair in memory at a time.
+    """
+    from tracetui.core.diff import diff_traces
+    from tracetui.core.diff.labels import divergence_key, load_labels, replay_ref
+    from tracetui.core.readers import read_replay, read_trace
+
+    case, verdicts = job
+    warnings: list[tuple[str, str]] = []
+    blame = case.original
+    try:
+        original = read_trace(case.original)
+        blame = case.replay
+        replay = read_replay(case.replay)
+        blame = case.original
+        diff = diff_traces(original, replay)
+    except TracetuiError as exc:
+        return "error", CaseError(case.name, getattr(exc, "path", None) or blame, str(exc)), warnings, None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return "error", CaseError(case.name, blame, f"{blame}: {type(exc).__name__}: {exc}"), warnings, None
+    except Exception as exc:  # noqa: BLE001 - a reader bug on one odd file must not cost the other cases
+        return "error", CaseError(
+            case.name, blame, f"{blame}: internal error: {type(exc).__name__}: {exc} (a bug in tracetui; please report it)"), \
+            warnings, None
+    first = diff.first
+    verdict, cause = _verdict(original, replay, case, warnings) if verdicts else (None, None)
+    if first is None:
+        return "same", case, warnings, verdict
+    label = None
+    try:
+        label = load_labels(replay_ref(replay)).get(divergence_key(first))
+    except ReadError as exc:
+        warnings.append((case.name, f"reviewer labels not shown: {exc}"))
+    found = CaseResult(
+        case=case,
+        row=first.row,
+        original_span_id=first.original.span_id if first.original is not None else None,
+        replay_span_id=first.replay.span_id if first.replay is not None else None,
+        divergences=len(diff.divergences),
+        label=label,
+        verdict=verdict,
+        cause=cause,
+    )
+    return "diverged", (signature(first), found), warnings, verdict
+
+
+def _verdict(original: Trace, replay: Trace, case: Case,
+             warnings: list[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """The triage verdict of one pair and its cause; (None, None) and a warning when triage fails on it."""
     try:
         from tracetui.core.triage import triage
 
         result = triage(original, [replay])
         return result.verdict, result.cause or None
     except Exception as exc:  # noqa: BLE001 - a verdict is extra: its failure must not cost the grouping
-        report.warnings.append((case.name, f"no triage verdict: {type(exc).__name__}: {exc}"))
+        warnings.append((case.name, f"no triage verdict: {type(exc).__name__}: {exc}"))
         return None, None
 
 
-def batch(folder: str, *, progress: Callable[[int, int], None] | None = None) -> BatchReport:
+def batch(folder: str, *, progress: Callable[[int, int], None] | None = None,
+          executor: Executor | None = None) -> BatchReport:
     """``scan_folder`` then ``group``: the whole ``tracetui triage --batch DIR``.
 
     Raises:
         ReadError: ``folder`` does not exist or is not a folder.
     """
     scan = scan_folder(folder)
-    return group(scan.cases, progress=progress, folder=folder, unpaired=scan.unpaired)
+    return group(scan.cases, progress=progress, folder=folder, unpaired=scan.unpaired, executor=executor)
