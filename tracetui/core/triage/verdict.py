@@ -46,7 +46,7 @@ from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
 from tracetui.core.model import Span, SpanKind, Status, Trace
 from tracetui.core.triage.replayability import Replayability, assess
-from tracetui.core.diff.report import run_changes
+from tracetui.core.diff.report import not_a_replay, run_changes
 
 VERDICTS = ("not_replayable", "model_or_prompt", "variance", "data_or_integration", "code_or_config_change")
 SCHEMA_VERSION = 1
@@ -455,19 +455,7 @@ def triage(original: Trace, replays: Sequence[Trace] = (), *, failing_span: str 
 
 def _other_input(original: Trace, replay: Trace) -> str:
     """Why ``replay`` is not a replay of ``original`` (its run input or agent differs), or ""."""
-    def run_input(t: Trace) -> Any:
-        if "input" in t.header:
-            return t.header["input"]
-        root = _root(t)
-        return root.data.get("input") if root is not None and root.kind is SpanKind.AGENT else None
-
-    a, b = run_input(original), run_input(replay)
-    if a is not None and b is not None and canonical_json(a) != canonical_json(b):
-        return "its run input differs"
-    agents = original.header.get("agent"), replay.header.get("agent")
-    if all(isinstance(x, str) for x in agents) and agents[0] != agents[1]:
-        return f"another agent: {agents[1]} instead of {agents[0]}"
-    return ""
+    return not_a_replay(original, replay)
 
 
 def _label(replay: Trace) -> str:
