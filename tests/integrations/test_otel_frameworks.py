@@ -108,3 +108,54 @@ def test_langgraph_openinference_unchanged_rerun_and_changed_tool_output(model_s
     assert first is not None
     assert (first.type.value, first.kind.value, first.original.name) == ("output_mismatch", "tool", "get_weather")
     assert [f.path for f in first.fields] == ["tool.output.temp_c"]
+
+
+def _run_pydantic_ai(server: ModelServer, out: Path, *, temp_c: int = 18) -> str:
+    """A pydantic-ai agent with its own OpenTelemetry instrumentation (the ``Instrumentation``
+    capability on a private tracer provider), exported by the SDK's console exporter into ``out``."""
+    pytest.importorskip("pydantic_ai.capabilities")
+    from pydantic_ai import Agent, InstrumentationSettings
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    with out.open("w") as fh:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=fh)))
+        model = OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=server.base_url_openai, api_key="test"))
+        agent = Agent(model, system_prompt="You report the weather.",
+                      capabilities=[Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))])
+
+        @agent.tool_plain
+        def get_weather(city: str) -> dict:
+            weather = httpx.get(server.url + "/api/weather", params={"city": city}).json()
+            return {**weather, "temp_c": temp_c}
+
+        @agent.tool_plain
+        def send_report(to: str, body: str) -> dict:
+            httpx.post(server.url + "/api/reports", json={"to": to, "body": body})
+            return {"status": "queued"}
+
+        result = agent.run_sync("Send ops the weather in the city you pick.")
+        provider.shutdown()
+    return result.output
+
+
+def test_pydantic_ai_instrumented_unchanged_rerun_changed_tool_output_and_changed_model_argument(model_server, tmp_path):
+    runs = {name: tmp_path / f"{name}.json" for name in ("a", "b", "hot", "lyon")}
+    _run_pydantic_ai(model_server, runs["a"])
+    _run_pydantic_ai(model_server, runs["b"])
+    _run_pydantic_ai(model_server, runs["hot"], temp_c=25)
+    model_server.city = "Lyon"
+    _run_pydantic_ai(model_server, runs["lyon"])
+    original = read_trace(runs["a"])
+    root = next(s for s in original.spans if s.parent_id is None)
+    # pydantic_ai.all_messages: the run's input is the instructions and the user prompt
+    assert root.data["input"] == [{"role": "system", "content": "You report the weather."},
+                                  {"role": "user", "content": "Send ops the weather in the city you pick."}]
+    assert diff_traces(original, read_trace(runs["b"])).divergences == []
+    first = diff_traces(original, read_trace(runs["hot"])).first
+    assert (first.type.value, first.original.name) == ("output_mismatch", "execute_tool get_weather")
+    first = diff_traces(original, read_trace(runs["lyon"])).first
+    assert (first.type.value, first.kind.value) == ("decision_mismatch", "llm")
+    assert first.fields[0].path == "llm.output.tool_calls[0].arguments.city"

@@ -377,6 +377,16 @@ def _io(a: _Attrs) -> tuple[Any, Any]:
         inp = parse_json_string(inp)
     elif a.has("gen_ai.input.messages", "gen_ai.system_instructions"):
         inp = _input_messages(a, [])
+    elif a.has("pydantic_ai.all_messages"):
+        # pydantic-ai's agent run span: the whole conversation; the run's input is what came before
+        # the model's first answer (instructions and the user prompt).
+        msgs = normalize_messages(a.first("pydantic_ai.all_messages")) or []
+        head = []
+        for m in msgs:
+            if m.get("role") not in ("system", "user"):
+                break
+            head.append(m)
+        inp = head or None
     out = a.first("output.value", "traceloop.entity.output", "final_result", "gen_ai.output")
     if out is not None:
         out = parse_json_string(out)
