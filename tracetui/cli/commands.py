@@ -57,7 +57,18 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         labels, labels_file = {}, None
     if labels_file is not None and not os.path.exists(labels_file):
         labels_file = None
-    report = diff_report(diff_traces(original, replay), labels=labels, labels_file=labels_file)
+    from tracetui.core.diff.noise import NoiseConfigError, apply_rules, load_rules
+
+    try:
+        rules = load_rules(ignore=getattr(args, "ignore", None) or ())
+    except NoiseConfigError as exc:
+        print(f"tracetui: error: {exc}", file=err)
+        return 2
+    diff = diff_traces(original, replay)
+    noisy = apply_rules(diff, rules)
+    report = diff_report(diff, labels=labels, labels_file=labels_file)
+    report["ignored_by_config"] = {"fields": noisy.fields, "divergences": noisy.divergences,
+                                   "rules": len(rules)}
     if args.format == "json":
         out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
     else:

@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(diff)
     diff.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)")
     diff.add_argument("--exit-zero", action="store_true", help="exit 0 even when the runs diverge (errors still exit 2)")
+    diff.add_argument("--ignore", action="append", metavar="PATH", default=[],
+                      help="a field path never counted as a divergence, in any span (repeatable; tool.output.fetched_at, "
+                      "llm.messages[*].content); with [tool.tracetui] noise rules of pyproject.toml / .tracetui.toml "
+                      "(docs/format.md, \"Noise rules\")")
     show = sub.add_parser(
         "show",
         help="what a trace file holds: format, runs, spans by kind, tools, models, warnings",

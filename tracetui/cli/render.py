@@ -108,6 +108,12 @@ def render_text(report: dict[str, Any]) -> str:
         f"original: {_where(o)} ({o['format']}, {_spans(o['span_count'])})",
         f"replay:   {_where(r)} ({r['format']}, {_spans(r['span_count'])})",
     ]
+    ignored = (report.get("ignored_by_config") or {}).get("fields") or 0
+    if ignored:
+        lines.append(f"{ignored} field{'s' if ignored != 1 else ''} ignored by config")
+    if report.get("not_a_replay"):
+        lines.append(f"warning: not a replay of the original run: {safe(report['not_a_replay'])}; "
+                     "the divergences below compare two different runs")
     changes = report.get("run_changes") or []
     if changes:
         shown = "; ".join(

@@ -322,6 +322,8 @@ def _assemble_chat(chunks: list[dict[str, Any]]) -> dict[str, Any] | None:
     for index in sorted(choices):
         slot = choices[index]
         if slot["calls"]:
+            for call in slot["calls"].values():  # no argument delta: "{}", as the API writes it whole
+                call["function"]["arguments"] = call["function"]["arguments"] or "{}"
             slot["message"]["tool_calls"] = [slot["calls"][i] for i in sorted(slot["calls"])]
         out_choices.append({"index": index, "message": slot["message"], "finish_reason": slot["finish_reason"]})
     body: dict[str, Any] = {"id": chunks[0].get("id"), "model": chunks[0].get("model"), "choices": out_choices}

@@ -278,11 +278,15 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
     def say_run_inputs(self, diff: TraceDiff) -> None:
         """Notify what changed in the run's inputs before any span ran (prompt version, model, tool schemas:
         the headers), once per pair; nothing while the replay has no header yet (watch mode, waiting)."""
-        from tracetui.core.diff.report import run_changes
+        from tracetui.core.diff.report import not_a_replay, run_changes
 
         if self._run_inputs_said or not diff.replay.header:
             return
         self._run_inputs_said = True
+        unrelated = not_a_replay(diff.original, diff.replay)
+        if unrelated:
+            self.notify(visible(f"{unrelated}: the divergences compare two different runs"),
+                        title="not a replay of the original run", severity="warning", markup=False, timeout=12)
         changes = [c for c in run_changes(diff.original.header, diff.replay.header) if c["path"] != "input"]
         if changes:
             lines = [visible(f"{c['path']}: {_short(c['original'])} → {_short(c['replay'])}") for c in changes[:6]]

@@ -216,3 +216,27 @@ def test_sniff_accepts_only_cassettes() -> None:
     hits = {p.name for p in files if r.sniff(p.read_bytes()[:65536])}
     assert hits == {Path(TOOLS).name, Path(STREAM).name}
     assert all(r.sniff(p.read_bytes()) for p in DATA.glob("*.yaml"))
+
+
+def test_two_calls_of_one_answer_sharing_an_id_stay_two_spans_and_are_reported(tmp_path: Path) -> None:
+    """Issue 18: the second parallel call reuses the first one's id. Each call keeps its own span,
+    arguments and result (paired in order), and the reader says so with both calls."""
+    text = (DATA / "sse_parallel.yaml").read_text().replace("call_B", "call_A")
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    t = read_trace(path)
+    tools = [s for s in t.spans if s.kind is SpanKind.TOOL]
+    assert [(s.data["tool_name"], s.data["arguments"], s.data["output"]) for s in tools] == [
+        ("lookup_order", {"order_id": 17}, '{"in_stock": 3}'),
+        ("check_stock", {"sku": "A-9"}, '{"sku": "A-9", "status": "paid"}')]
+    assert len({s.span_id for s in tools}) == 2
+    (issue,) = [i for i in t.issues if "share the id" in i.message]
+    assert "lookup_order" in issue.message and "check_stock" in issue.message
+
+
+def test_a_streamed_call_without_argument_deltas_has_empty_object_arguments() -> None:
+    chunks = [{"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "a", "function": {"name": "now", "arguments": ""}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]
+    done = assemble_chat_stream(chunks)
+    assert done["message"]["tool_calls"][0]["function"]["arguments"] == "{}"

@@ -31,6 +31,7 @@ from rapidfuzz import fuzz
 from tracetui.core.canonical import canonical_json, parse_json_string
 from tracetui.core.readers.lazyspan import LazySpan as _LAZY
 from tracetui.core.diff.lcs import equal_run, equal_run_back, matching_blocks
+from tracetui.core.diff.siblings import concurrent_order, settle_retries
 from tracetui.core.model import Span, SpanKind
 
 __all__ = ["DP_CELLS", "MAX_D", "AlignedRow", "align", "align_with_keys", "align_with_same_keys", "prepare", "prepared_side", "span_key",
@@ -57,11 +58,14 @@ class AlignedRow:
         original: Index into the original trace's ``spans``, or None (replay only).
         replay: Index into the replay trace's ``spans``, or None (original only).
         depth: Nesting depth in the merged tree (0 for roots), for indentation.
+        retry: A one-sided row that is a failed attempt of a call retried successfully (or a span
+            below one): reported as a retry, not a missing or extra span (``diff.siblings``).
     """
 
     original: int | None
     replay: int | None
     depth: int
+    retry: bool = False
 
 
 # -- keys ---------------------------------------------------------------------
@@ -206,7 +210,7 @@ def _sim_text(span: Span) -> str:
 class Side:
     """One trace prepared for alignment: span keys and children lists."""
 
-    __slots__ = ("spans", "keys", "children", "roots", "acyclic", "_groups", "_texts")
+    __slots__ = ("spans", "keys", "children", "roots", "acyclic", "retry", "_groups", "_texts")
 
     def __init__(self, spans: Sequence[Span]) -> None:
         self.spans = spans
@@ -226,6 +230,7 @@ class Side:
         # Parents all earlier (spans in seq order): no cycle, every span reachable.
         self.acyclic = all(map(operator.lt, parents, range(n)))
         self.children, self.roots = _tree(parents)
+        self.retry: set[int] = set()  # failed attempts left one-sided (``align_lists``)
         self._groups: dict[int, int] = {}
         self._texts: dict[int, str] = {}
 
@@ -307,6 +312,7 @@ def prepared_side(spans: Sequence[Span], keys: Any, parents: Sequence[int]) -> S
     side.spans, side.keys = spans, keys
     side.children, side.roots = _tree(parents)
     side.acyclic = True
+    side.retry = set()
     side._groups, side._texts = {}, {}
     return side
 
@@ -362,6 +368,7 @@ def _align(original: Sequence[Span], replay: Sequence[Span],
         a = Side(original)
     else:
         a._groups = {}  # interned against another call's table
+        a.retry = set()
     b = Side(replay)
     rows, same = _walk(a, b, intern)
     if a.acyclic and b.acyclic:
@@ -411,6 +418,7 @@ def walk_rows(a: Side, b: Side, intern: dict[Hashable, int], same: list[bool]) -
     achild, bchild = achildren.__getitem__, bchildren.__getitem__
     akey, bkey = a.keys.__getitem__, b.keys.__getitem__
     row = AlignedRow
+    aretry, bretry = a.retry, b.retry
     stack: list[tuple[Any, int]] = []
     if len(a.roots) == 1 and len(b.roots) == 1:
         ra, rb = a.roots[0], b.roots[0]
@@ -433,8 +441,17 @@ def walk_rows(a: Side, b: Side, intern: dict[Hashable, int], same: list[bool]) -
     while stack:
         it, depth = stack[-1]
         for o, r in it:
-            append(o is not None and r is not None and akey(o) == bkey(r))
-            yield row(o, r, depth)
+            if o is not None and r is not None:
+                append(akey(o) == bkey(r))
+                yield row(o, r, depth)
+            elif (o is not None and o in aretry) or (r is not None and r in bretry):
+                append(False)
+                yield row(o, r, depth, True)
+                aretry.update(achildren[o] or () if o is not None else ())  # its subtree: the attempt's
+                bretry.update(bchildren[r] or () if r is not None else ())
+            else:
+                append(False)
+                yield row(o, r, depth)
             oc = achildren[o] if o is not None else None
             rc = bchildren[r] if r is not None else None
             if oc is None and rc is None:
@@ -466,8 +483,13 @@ def walk_rows(a: Side, b: Side, intern: dict[Hashable, int], same: list[bool]) -
 _Pair = tuple["int | None", "int | None"]
 
 
-def align_lists(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Hashable, int]) -> list[_Pair]:
-    """Merge two sibling lists (span indices) into ``(original, replay)`` pairs, in order."""
+def align_lists(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Hashable, int],
+                retries: bool = True) -> list[_Pair]:
+    """Merge two sibling lists (span indices) into ``(original, replay)`` pairs, in order.
+
+    Lists that differ are first settled by ``diff.siblings``: failed attempts retried successfully
+    aligned apart (``retries``), the replay's concurrent groups put in the original's order.
+    """
     if not ai:
         return [(None, j) for j in bi]
     if not bi:
@@ -477,6 +499,16 @@ def align_lists(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Has
     y = [bk[j] for j in bi]
     if x == y:
         return list(zip(ai, bi))
+    if retries:
+        ra, rb = settle_retries(ai, bi, a, b)
+        if ra is not None or rb is not None:
+            return _with_retries(ai, bi, ra, rb, a, b, intern)
+    reordered = concurrent_order(x, bi, y, b)
+    if reordered is not None:
+        bi = reordered
+        y = [bk[j] for j in bi]
+        if x == y:
+            return list(zip(ai, bi))
     n, m = len(x), len(y)
     pre = equal_run(x, y, 0, 0, min(n, m))
     suf = equal_run_back(x, y, n, m, min(n, m) - pre)
@@ -489,6 +521,29 @@ def align_lists(ai: list[int], bi: list[int], a: Side, b: Side, intern: dict[Has
         i0, j0 = i + size, j + size
     out.extend(_pair_block(ai[pre + i0:n - suf], bi[pre + j0:m - suf], a, b, intern))
     out.extend(zip(ai[n - suf:], bi[m - suf:]))
+    return out
+
+
+def _with_retries(ai: list[int], bi: list[int], ra: tuple[list[int], dict[int, list[int]]] | None,
+                  rb: tuple[list[int], dict[int, list[int]]] | None, a: Side, b: Side,
+                  intern: dict[Hashable, int]) -> list[_Pair]:
+    """Align the lists without their failed attempts, then put each attempt back before its success:
+    paired with the other side's attempts where both have some, else one-sided and marked retry."""
+    ka, atta = ra if ra is not None else (ai, {})
+    kb, attb = rb if rb is not None else (bi, {})
+    out: list[_Pair] = []
+    none: list[int] = []
+    for o, r in align_lists(ka, kb, a, b, intern, retries=False):
+        xo = atta.get(o, none) if o is not None else none  # type: ignore[arg-type]
+        xr = attb.get(r, none) if r is not None else none  # type: ignore[arg-type]
+        if xo or xr:
+            k = min(len(xo), len(xr))
+            out.extend(zip(xo[:k], xr[:k]))
+            out.extend((i, None) for i in xo[k:])
+            out.extend((None, j) for j in xr[k:])
+            a.retry.update(xo[k:])
+            b.retry.update(xr[k:])
+        out.append((o, r))
     return out
 
 

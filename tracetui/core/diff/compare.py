@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import orjson
 
 from tracetui.core.changes import ABSENT, MAX_FIELDS, DivergenceType, FieldChange
+from tracetui.core.diff.envelopes import framework_value, tool_output
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.values import BYTES, IDS, VALUE, diff_field, iter_equal, strict_same
@@ -51,13 +52,18 @@ _STAT = DivergenceType.STATUS_MISMATCH
 _Field = tuple[str, int, DivergenceType, int]
 """(field name, side INPUT/OUTPUT, divergence type, equality flag)."""
 
+FRAME, TOOL_OUT = 8, 9
+"""Flags of fields compared as ``IDS`` after ``diff.envelopes`` rewrites them: framework payloads
+(``framework_value``) and a tool's output (``tool_output``: a ``ToolMessage`` envelope taken off)."""
+_REWRITE = {FRAME: framework_value, TOOL_OUT: tool_output}
+
 _POLICY: dict[SpanKind, tuple[_Field, ...]] = {
     SpanKind.TOOL: (
         ("tool_name", INPUT, _ARGS, VALUE),
         ("arguments", INPUT, _ARGS, BYTES),
         ("effect", INPUT, _ARGS, VALUE),
         ("tool_version", INPUT, _ARGS, VALUE),
-        ("output", OUTPUT, _OUT, VALUE),
+        ("output", OUTPUT, _OUT, TOOL_OUT),
         ("output_truncated", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.RETRIEVAL: (
@@ -73,7 +79,7 @@ _POLICY: dict[SpanKind, tuple[_Field, ...]] = {
         ("provider", INPUT, _IN, VALUE),
         ("prompt_id", INPUT, _IN, VALUE),
         ("prompt_version", INPUT, _IN, VALUE),
-        ("params", INPUT, _IN, VALUE),
+        ("params", INPUT, _IN, FRAME),
         ("messages", INPUT, _IN, IDS),
         ("tool_schemas_hash", INPUT, _IN, VALUE),
         ("output", OUTPUT, _DEC, IDS),
@@ -91,12 +97,12 @@ _POLICY: dict[SpanKind, tuple[_Field, ...]] = {
         ("value", OUTPUT, _OUT, VALUE),
     ),
     SpanKind.AGENT: (
-        ("input", INPUT, _IN, VALUE),
-        ("output", OUTPUT, _OUT, VALUE),
+        ("input", INPUT, _IN, FRAME),
+        ("output", OUTPUT, _OUT, FRAME),
     ),
     SpanKind.OTHER: (
-        ("input", INPUT, _IN, VALUE),
-        ("output", OUTPUT, _OUT, VALUE),
+        ("input", INPUT, _IN, FRAME),
+        ("output", OUTPUT, _OUT, FRAME),
     ),
 }
 
@@ -348,7 +354,7 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         changes.append(FieldChange("kind", kind.value, b.kind.value))
         primary = _IN if kind in (SpanKind.LLM, SpanKind.AGENT, SpanKind.OTHER) else _ARGS
     for name, path, dtype, flags in ins:
-        if diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        if _diff(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if failed(a) is not failed(b):
         changes.append(FieldChange("status", a.status.value, b.status.value))
@@ -359,11 +365,38 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         if primary is None:
             primary = _STAT
     for name, path, dtype, flags in outs:
-        if diff_field(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        if _diff(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
             primary = dtype
     if primary is None:
         return None, ()
     return primary, tuple(changes[:MAX_FIELDS])
+
+
+def _diff(path: str, x: Any, y: Any, flags: int, out: list[FieldChange]) -> bool:
+    """``values.diff_field``, after the ``diff.envelopes`` rewrite for ``FRAME`` / ``TOOL_OUT`` fields."""
+    rewrite = _REWRITE.get(flags)
+    if rewrite is None:
+        return diff_field(path, x, y, flags, out)
+    if x == y and strict_same(x, y):
+        return False
+    if x is not ABSENT:
+        x = rewrite(x)
+    if y is not ABSENT:
+        y = rewrite(y)
+    return diff_field(path, x, y, IDS, out)
+
+
+def field_types(kind: SpanKind) -> dict[str, tuple[int, DivergenceType]]:
+    """Per field path of ``kind`` (``tool.output``, ``status``...): its priority (lower first) and the
+    divergence type it raises (docs/format.md's policy table)."""
+    out: dict[str, tuple[int, DivergenceType]] = {}
+    ins, outs = _SPLIT[kind]
+    for n, (_name, path, dtype, _flags) in enumerate(ins):
+        out[path] = (n, dtype)
+    out["status"] = out["error_type"] = (len(ins), _STAT)
+    for n, (_name, path, dtype, _flags) in enumerate(outs):
+        out[path] = (len(ins) + 1 + n, dtype)
+    return out
 
 
 def semantic_fields(span: Span) -> dict[str, Any]:

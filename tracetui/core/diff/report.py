@@ -10,6 +10,7 @@ Shape (``schema_version`` 1)::
      "divergences": [DIVERGENCE, ...],          # in the original's execution order
      "counts": {"args_mismatch": 1, ...},       # by type, only types that occur
      "run_changes": [{"path", "original", "replay"}, ...],  # header fields that differ
+     "not_a_replay": null | WHY,                # the two runs are not replays of each other (another agent, input)
      "labels_file": null | PATH,                # the replay's reviewer labels (tracetui.core.diff.labels)
      "unmatched_labels": [LABEL, ...]}          # labels of the sidecar that match no divergence
 
@@ -37,7 +38,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping
 
+from tracetui.core.canonical import canonical_json
 from tracetui.core.diff.compare import ABSENT, FieldChange
+from tracetui.core.model import SpanKind
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
@@ -48,6 +51,43 @@ SCHEMA_VERSION = 1
 
 RUN_FIELDS: tuple[str, ...] = ("code_version", "prompt_versions", "model", "tool_schema_hash", "clock", "input")
 """Header fields compared by ``run_changes``; ids and start times are volatile."""
+
+
+def not_a_replay(original: Trace, replay: Trace) -> str:
+    """Why ``replay`` is not a replay of ``original``, or "" when nothing says so.
+
+    Another run input (the header's ``input``, else the root agent span's ``input``): "its run input
+    differs"; another agent (the headers' ``agent``, else the root agent spans' ``agent_name``):
+    "another agent: B instead of A". ``triage`` leaves such a replay out; ``diff`` says it up front.
+    """
+    def run_input(t: Trace) -> Any:
+        if "input" in t.header:
+            return t.header["input"]
+        root = _root(t)
+        return root.data.get("input") if root is not None and root.kind is SpanKind.AGENT else None
+
+    def agent(t: Trace) -> Any:
+        if isinstance(t.header.get("agent"), str):
+            return t.header["agent"]
+        root = _root(t)
+        return root.data.get("agent_name") if root is not None and root.kind is SpanKind.AGENT else None
+
+    a, b = run_input(original), run_input(replay)
+    if a is not None and b is not None:
+        try:
+            if canonical_json(a) != canonical_json(b):
+                return "its run input differs"
+        except (TypeError, ValueError):
+            pass
+    agents = agent(original), agent(replay)
+    if all(isinstance(x, str) for x in agents) and agents[0] != agents[1]:
+        return f"another agent: {agents[1]} instead of {agents[0]}"
+    return ""
+
+
+def _root(trace: Trace) -> Span | None:
+    roots = [s for s in trace.spans if s.parent_id is None]
+    return min(roots, key=lambda s: s.seq) if roots else None
 
 
 def run_changes(original: Mapping[str, Any], replay: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -165,6 +205,7 @@ def diff_report(diff: TraceDiff, *, labels: Mapping[str, Label] | None = None, l
         "divergences": divs,
         "counts": dict(Counter(d["type"] for d in divs)),
         "run_changes": run_changes(diff.original.header, diff.replay.header),
+        "not_a_replay": not_a_replay(diff.original, diff.replay) or None,
         "labels_file": labels_file,
         "unmatched_labels": [label_record(v) for k, v in (labels or {}).items() if k not in used],
     }

@@ -93,6 +93,7 @@ class TraceDiff:
             execution order); ``divergences[0]`` is the first divergence.
         divergent_rows: Row indices having a divergence, ascending (for
             next/previous navigation).
+        ignored_by_config: Field changes the user's noise rules hid (``diff.noise.apply_rules``).
     """
 
     original: Trace
@@ -101,6 +102,7 @@ class TraceDiff:
     row_divergence: list[Divergence | None]
     divergences: list[Divergence]
     divergent_rows: list[int] = field(default_factory=list)
+    ignored_by_config: int = 0
 
     @property
     def first(self) -> Divergence | None:
@@ -112,6 +114,12 @@ class TraceDiff:
         """How many rows the pair has (``len(rows)``; for the first rows of a pair still being read, an
         upper bound: the spans of both files), to size the row-number column once."""
         return len(self.rows)
+
+    @property
+    def retries(self) -> list[int]:
+        """Rows of failed attempts that a successful retry followed (``AlignedRow.retry``), ascending:
+        one-sided, and not divergences."""
+        return [n for n, row in enumerate(self.rows) if row.retry]
 
     @property
     def partial(self) -> bool:
@@ -168,6 +176,8 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         if skip and n in skip:
             continue
         o, r = oi[n], ri[n]
+        if (o is None or r is None) and rows[n].retry:
+            continue  # a failed attempt retried successfully: a retry, not a divergence
         if o is not None and r is not None:
             dtype, fields = compare_pair(ospans[o], rspans[r], False if same is None else same[n])
             if dtype is not None:

@@ -259,7 +259,7 @@ def _walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
             if n >= stop:
                 break
         rows.append(row)
-        got = row_divergence(so, sr, o, r, same[n])
+        got = None if row.retry else row_divergence(so, sr, o, r, same[n])
         if got is not None:
             found.append((n, *got))
         if fork is not None:
@@ -310,7 +310,7 @@ def _result(fo: Structure, fr: Structure, so: Spans, sr: Spans, rows: list[Align
         if r is not None:
             rspans.append(sr[r])
             r = len(rspans) - 1
-        out_rows.append(AlignedRow(o, r, row.depth))
+        out_rows.append(AlignedRow(o, r, row.depth, row.retry))
     row_div: list[Divergence | None] = [None] * len(out_rows)
     divs: list[Divergence] = []
     n0, order0, _t, _f = first

@@ -82,7 +82,14 @@ class PairRead:
             stage = "diff"
             from tracetui.core.diff import diff_traces
 
-            end: tuple[Any, ...] = ("done", diff_traces(original, replay))
+            from tracetui.core.diff.noise import NoiseConfigError, apply_rules, load_rules
+
+            diff = diff_traces(original, replay)
+            try:
+                apply_rules(diff, load_rules())
+            except NoiseConfigError:
+                pass  # `tracetui diff` names the bad rule; the view shows the pair as compared
+            end: tuple[Any, ...] = ("done", diff)
         except _Cancelled:
             end = ("cancelled",)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, which reports it

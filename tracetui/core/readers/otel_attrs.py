@@ -387,6 +387,16 @@ def _io(a: _Attrs) -> tuple[Any, Any]:
         inp = parse_json_string(inp)
     elif a.has("gen_ai.input.messages", "gen_ai.system_instructions"):
         inp = _input_messages(a, [])
+    elif a.has("pydantic_ai.all_messages"):
+        # pydantic-ai's agent run span: the whole conversation; the run's input is what came before
+        # the model's first answer (instructions and the user prompt).
+        msgs = normalize_messages(a.first("pydantic_ai.all_messages")) or []
+        head = []
+        for m in msgs:
+            if m.get("role") not in ("system", "user"):
+                break
+            head.append(m)
+        inp = head or None
     out = a.first("output.value", "traceloop.entity.output", "final_result", "gen_ai.output")
     if out is not None:
         out = parse_json_string(out)
@@ -423,6 +433,11 @@ def _error_type(a: _Attrs, events: Iterable[dict[str, Any]], status_error: bool 
     return None
 
 
+OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
+"""The GenAI event (semconv 1.37+) that carries an inference's content and details as its attributes,
+with the span's attribute names (string JSON or structured values)."""
+
+
 def span_fields_from_attributes(
     name: str,
     attrs: Mapping[str, Any],
@@ -456,6 +471,13 @@ def span_fields_from_attributes(
     if type(attrs) is not dict and not isinstance(attrs, Mapping):
         attrs = {}
     events = [e for e in events if isinstance(e, dict)] if events else []
+    for ev in events:
+        if ev.get("name") == OPERATION_DETAILS and isinstance(ev.get("attributes"), Mapping):
+            # GenAI semconv 1.37+: content (gen_ai.input.messages, gen_ai.output.messages,
+            # gen_ai.system_instructions...) on this event instead of the span; the span's own win.
+            extra = {k: v for k, v in ev["attributes"].items() if k not in attrs}
+            if extra:
+                attrs = {**attrs, **extra}
     a = _Attrs(attrs)
     kind = classify(name, attrs, a.families)
     if kind is _LLM:

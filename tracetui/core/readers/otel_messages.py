@@ -203,8 +203,13 @@ def normalize_message(m: Any, default_role: str = "user") -> list[Message]:
             texts.append(content if isinstance(content, str) else as_text(content) or "")
     contents = m.get("contents")
     if isinstance(contents, list):
+        before = list(texts)
         for p in contents:
             part(p)
+        if before and texts[len(before):] == before:
+            # OpenInference writes a Responses answer twice (message.content and message.contents.N):
+            # one answer, read once.
+            del texts[len(before):]
     for key in ("tool_calls", "function_call"):
         raw = parse_json_string(m.get(key))
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []

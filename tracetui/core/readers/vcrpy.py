@@ -217,9 +217,9 @@ def assemble_chat_stream(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": role, "content": "".join(texts) if texts else None}
     if refusal and not texts:
         msg["content"] = "".join(refusal)
-    if calls:
+    if calls:  # no argument delta at all: a call without arguments, "{}" as the API writes it whole
         msg["tool_calls"] = [{"id": calls[i]["id"], "type": "function",
-                              "function": {"name": calls[i]["name"], "arguments": calls[i]["arguments"]}}
+                              "function": {"name": calls[i]["name"], "arguments": calls[i]["arguments"] or "{}"}}
                              for i in sorted(calls)]
     if fcall is not None:
         msg["function_call"] = fcall
@@ -354,7 +354,8 @@ class _Reading(FileReading):
         super().__init__(path)
         self.spans: list[Span] = []
         self.seq = 1
-        self.prev_calls: dict[str, dict[str, Any]] = {}  # id -> tool call of the previous LLM answer
+        self.prev_calls: dict[str, list[dict[str, Any]]] = {}  # id -> tool calls of the previous LLM answer
+        self.seen_call_ids: dict[str, int] = {}  # tool spans made per call id (a shared id: distinct span ids)
         self.first_llm: dict[str, Any] | None = None
         self.first_version: str | None = None
         self.ids: set[str] = {"root"}
@@ -412,7 +413,7 @@ class _Reading(FileReading):
                 started = _date_ns(_headers(resp.get("headers")).get("date"))
             self.interaction(it["request"], resp, line, where)
         if self.prev_calls:
-            self.unanswered += len(self.prev_calls)
+            self.unanswered += sum(map(len, self.prev_calls.values()))
         if self.unanswered:
             self.issue(None, "$.interactions", f"{self.unanswered} tool call(s) requested by an LLM answer have no "
                        "result in a later request (the cassette ends, or the agent dropped them): no tool span for "
@@ -598,7 +599,16 @@ class _Reading(FileReading):
         self.add(sid, SpanKind.LLM, name, data, attrs, status, etype, line)
         if out_msg is not None:
             self.last_output = out_msg
-        self.prev_calls = {str(c["id"]): c for c in (out_msg or {}).get("tool_calls") or () if c.get("id") is not None}
+        prev: dict[str, list[dict[str, Any]]] = {}
+        for c in (out_msg or {}).get("tool_calls") or ():
+            if c.get("id") is not None:
+                prev.setdefault(str(c["id"]), []).append(c)
+        for cid, calls in prev.items():
+            if len(calls) > 1:  # never merged: each call its own span, results paired in order
+                shown = "; ".join(f"{c.get('name')} {orjson.dumps(c.get('arguments')).decode()}" for c in calls)
+                self.issue(line, f"{where}.response.body", f"{len(calls)} tool calls of one answer share the id "
+                           f"{cid!r} ({shown}): kept apart, tool results paired with them in order", "warning")
+        self.prev_calls = prev
 
     def response(self, api: str, text: str | None, headers: dict[str, str], line: int | None, where: str) -> Any:
         """The response as one JSON object (a stream reassembled), or None."""
@@ -666,17 +676,20 @@ class _Reading(FileReading):
         for m in messages:
             if m.get("role") != "tool":
                 continue
-            call = pending.get(str(m.get("tool_call_id")))
-            if call is None:
+            key = str(m.get("tool_call_id"))
+            calls = pending.get(key)
+            if not calls:
                 continue
-            del pending[str(m["tool_call_id"])]
+            call = calls.pop(0)
+            nth = self.seen_call_ids.get(key, 0) + 1
+            self.seen_call_ids[key] = nth
             args = call.get("arguments")
             name = call.get("name") or "tool"
             data: dict[str, Any] = {"tool_name": name, "call_id": str(call["id"]), "arguments": args,
                                     "args_hash": args_hash(args), "output": m.get("content")}
-            self.add(f"tool-{call['id']}", SpanKind.TOOL, str(name), data, dict(_RECONSTRUCTED), Status.UNSET, None,
-                     line)
-        self.unanswered += len(pending)
+            sid = f"tool-{call['id']}" if nth == 1 else f"tool-{call['id']}#{nth}"
+            self.add(sid, SpanKind.TOOL, str(name), data, dict(_RECONSTRUCTED), Status.UNSET, None, line)
+        self.unanswered += sum(map(len, pending.values()))
         self.prev_calls = {}
 
 

@@ -40,13 +40,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracetui.core.canonical import args_hash, canonical_json
-from tracetui.core.changes import DivergenceType
 from tracetui.core.diff import Divergence, TraceDiff, diff_traces
 from tracetui.core.errors import TracetuiError
-from tracetui.core.model import Span, SpanKind, Status, Trace
+from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.triage.path import Evidence, call_path
-from tracetui.core.triage.path import asked as _asked
 from tracetui.core.triage.path import call_key as _call
 from tracetui.core.triage.path import describe_call as _describe_call
 from tracetui.core.triage.path import failed as _failed
@@ -54,7 +51,7 @@ from tracetui.core.triage.path import root as _root
 from tracetui.core.triage.path import short as _short
 from tracetui.core.triage.cause import Cause, config_key, find_cause, header_config_changes, stale_reads
 from tracetui.core.triage.replayability import Finding, Replayability, assess
-from tracetui.core.diff.report import run_changes
+from tracetui.core.diff.report import not_a_replay, run_changes
 
 VERDICTS = ("not_replayable", "model_or_prompt", "variance", "data_or_integration", "code_or_config_change")
 SCHEMA_VERSION = 1
@@ -381,19 +378,7 @@ def _reasons_before(rep: Replayability, reproduction: Reproduction | None) -> li
 
 def _other_input(original: Trace, replay: Trace) -> str:
     """Why ``replay`` is not a replay of ``original`` (its run input or agent differs), or ""."""
-    def run_input(t: Trace) -> Any:
-        if "input" in t.header:
-            return t.header["input"]
-        root = _root(t)
-        return root.data.get("input") if root is not None and root.kind is SpanKind.AGENT else None
-
-    a, b = run_input(original), run_input(replay)
-    if a is not None and b is not None and canonical_json(a) != canonical_json(b):
-        return "its run input differs"
-    agents = original.header.get("agent"), replay.header.get("agent")
-    if all(isinstance(x, str) for x in agents) and agents[0] != agents[1]:
-        return f"another agent: {agents[1]} instead of {agents[0]}"
-    return ""
+    return not_a_replay(original, replay)
 
 
 def _label(replay: Trace) -> str:

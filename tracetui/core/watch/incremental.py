@@ -62,7 +62,7 @@ class Engine:
         side = live._side
         a = Side.__new__(Side)  # its own group cache: interned against this engine's table
         a.spans, a.keys, a.children, a.roots, a.acyclic = side.spans, side.keys, side.children, side.roots, side.acyclic
-        a._groups, a._texts = {}, {}
+        a._groups, a._texts, a.retry = {}, {}, set()
         self.a = a
         self.usable = a.acyclic and self.oseqs == sorted(self.oseqs)
         self.oroots = [s for s in ospans if s.parent_id is None]
@@ -88,7 +88,7 @@ class Engine:
         self.tainted = False
         b = Side.__new__(Side)
         b.spans, b.keys, b.children, b.roots, b.acyclic = {}, {}, None, None, True
-        b._groups, b._texts = {}, {}
+        b._groups, b._texts, b.retry = {}, {}, set()
         self.b = b
         self.pair_v: dict[tuple[int, int], Any] = {}
         self.ro_v: dict[int, Any] = {}
@@ -231,7 +231,12 @@ class Engine:
         if dirty is None:
             self.tainted = True
             return None
-        return self._diff(snapshot, path, dirty)
+        out = self._diff(snapshot, path, dirty)
+        if self.a.retry or self.b.retry:
+            # Failed attempts retried (diff.siblings): retry rows this walk does not mark; full path from here.
+            self.tainted = True
+            return None
+        return out
 
     def _diff(self, snapshot: ReplaySnapshot, path: str, dirty: set[int]) -> LiveTraceDiff:
 

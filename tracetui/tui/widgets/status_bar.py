@@ -190,6 +190,10 @@ class StatusBar(Static):
                 text.append(f" · first: row {first.row} {first.type.value}", self._style("divergent"))
         else:
             text.append("no divergence", self._style("clean"))
+        ignored = getattr(diff, "ignored_by_config", 0)
+        if ignored:
+            text.append(SEP, muted)
+            text.append(f"{_plural(ignored, 'field')} ignored by config", self._style("warning"))
         if self._filter:
             text.append(SEP, muted)
             text.append(visible(self._filter), self._style("warning"))

@@ -1,0 +1,161 @@
+"""Traces made by the frameworks' own OpenTelemetry instrumentation, diffed (issue 18, "Held to").
+
+A LangGraph ReAct agent runs against the real local model server with OpenInference's LangChain
+instrumentation and the OpenTelemetry SDK's ``ConsoleSpanExporter`` writing to a file (the
+``otel-sdk-json`` format tracetui reads). Every run mints fresh message ids, response ids, system
+fingerprints, token counts and tool-call ids, and its chain spans carry LangChain-serialised
+messages: an unchanged rerun must still give no divergence, and a changed tool output must part
+the runs at that tool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("langgraph.prebuilt")
+pytest.importorskip("langchain_openai")
+pytest.importorskip("opentelemetry.sdk.trace")
+pytest.importorskip("openinference.instrumentation.langchain")
+
+from langchain_core.messages import HumanMessage  # noqa: E402
+from langchain_core.tools import StructuredTool  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402
+from openinference.instrumentation.langchain import LangChainInstrumentor  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: E402
+
+from tracetui.core.diff import diff_traces  # noqa: E402
+from tracetui.core.readers import read_trace  # noqa: E402
+
+from .servers import ModelServer  # noqa: E402
+
+
+class _ToFile:
+    """Where the console exporter writes: the file of the run being made."""
+
+    def __init__(self) -> None:
+        self.fh = None
+
+    def write(self, text: str) -> None:
+        assert self.fh is not None
+        self.fh.write(text)
+
+    def flush(self) -> None:
+        if self.fh is not None:
+            self.fh.flush()
+
+
+@pytest.fixture
+def openinference():
+    """OpenInference's LangChain instrumentation on a private tracer provider, removed after the test."""
+    sink = _ToFile()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sink)))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield sink
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+
+def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int = 18) -> str:
+    """The prebuilt ReAct agent (read get_weather, write send_report), traced into ``out``."""
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    def get_weather(city: str) -> dict:
+        weather = httpx.get(server.url + "/api/weather", params={"city": city}).json()
+        return {**weather, "temp_c": temp_c}
+
+    def send_report(to: str, body: str) -> dict:
+        httpx.post(server.url + "/api/reports", json={"to": to, "body": body})
+        return {"status": "queued"}  # the fake API's receipt id is fresh each call: real data, kept out
+
+    tools = [StructuredTool.from_function(get_weather, name="get_weather", description="Weather now in a city."),
+             StructuredTool.from_function(send_report, name="send_report", description="Send a report.")]
+    model = ChatOpenAI(model="gpt-test", base_url=server.base_url_openai, api_key="test", max_retries=0,
+                       temperature=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(model, tools, prompt="You report the weather.")
+    with out.open("w") as fh:
+        sink.fh = fh
+        try:
+            result = agent.invoke({"messages": [HumanMessage("Send ops the weather in the city you pick.")]})
+        finally:
+            sink.fh = None
+    return result["messages"][-1].content
+
+
+def test_langgraph_openinference_unchanged_rerun_and_changed_tool_output(model_server, openinference, tmp_path):
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    assert _run_langgraph(model_server, openinference, a) == "Report sent for Paris."
+    assert _run_langgraph(model_server, openinference, b) == "Report sent for Paris."
+    _run_langgraph(model_server, openinference, c, temp_c=25)
+    original = read_trace(a)
+    assert original.format == "otel-sdk-json" and len(original.spans) > 15
+    # What made the rerun differ before issue 18: chain spans with LangChain messages (fresh ids,
+    # fingerprints, token counts) and ToolMessage-wrapped tool outputs.
+    assert b"system_fingerprint" in a.read_bytes() and b"ToolMessage" in a.read_bytes()
+    assert diff_traces(original, read_trace(b)).divergences == []
+    first = diff_traces(original, read_trace(c)).first
+    assert first is not None
+    assert (first.type.value, first.kind.value, first.original.name) == ("output_mismatch", "tool", "get_weather")
+    assert [f.path for f in first.fields] == ["tool.output.temp_c"]
+
+
+def _run_pydantic_ai(server: ModelServer, out: Path, *, temp_c: int = 18) -> str:
+    """A pydantic-ai agent with its own OpenTelemetry instrumentation (the ``Instrumentation``
+    capability on a private tracer provider), exported by the SDK's console exporter into ``out``."""
+    pytest.importorskip("pydantic_ai.capabilities")
+    from pydantic_ai import Agent, InstrumentationSettings
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    with out.open("w") as fh:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=fh)))
+        model = OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=server.base_url_openai, api_key="test"))
+        agent = Agent(model, system_prompt="You report the weather.",
+                      capabilities=[Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))])
+
+        @agent.tool_plain
+        def get_weather(city: str) -> dict:
+            weather = httpx.get(server.url + "/api/weather", params={"city": city}).json()
+            return {**weather, "temp_c": temp_c}
+
+        @agent.tool_plain
+        def send_report(to: str, body: str) -> dict:
+            httpx.post(server.url + "/api/reports", json={"to": to, "body": body})
+            return {"status": "queued"}
+
+        result = agent.run_sync("Send ops the weather in the city you pick.")
+        provider.shutdown()
+    return result.output
+
+
+def test_pydantic_ai_instrumented_unchanged_rerun_changed_tool_output_and_changed_model_argument(model_server, tmp_path):
+    runs = {name: tmp_path / f"{name}.json" for name in ("a", "b", "hot", "lyon")}
+    _run_pydantic_ai(model_server, runs["a"])
+    _run_pydantic_ai(model_server, runs["b"])
+    _run_pydantic_ai(model_server, runs["hot"], temp_c=25)
+    model_server.city = "Lyon"
+    _run_pydantic_ai(model_server, runs["lyon"])
+    original = read_trace(runs["a"])
+    root = next(s for s in original.spans if s.parent_id is None)
+    # pydantic_ai.all_messages: the run's input is the instructions and the user prompt
+    assert root.data["input"] == [{"role": "system", "content": "You report the weather."},
+                                  {"role": "user", "content": "Send ops the weather in the city you pick."}]
+    assert diff_traces(original, read_trace(runs["b"])).divergences == []
+    first = diff_traces(original, read_trace(runs["hot"])).first
+    assert (first.type.value, first.original.name) == ("output_mismatch", "execute_tool get_weather")
+    first = diff_traces(original, read_trace(runs["lyon"])).first
+    assert (first.type.value, first.kind.value) == ("decision_mismatch", "llm")
+    assert first.fields[0].path == "llm.output.tool_calls[0].arguments.city"
