@@ -35,7 +35,7 @@ import math
 from typing import Any
 
 from tracetui.core.errors import ReadError
-from tracetui.core.model import Span, Status
+from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
@@ -328,6 +328,8 @@ class _Reading(FileReading):
                        "a string is read exactly; a bare number keeps at most 17 significant digits (the digits a "
                        "JSON parser's double holds): the OTLP JSON mapping writes nanoseconds as integer strings",
                        "warning")
+        for run in self.runs.values():
+            run.header = run_header(run.spans)
         return ReaderOutput(runs=list(self.runs.values()), issues=self.issues)
 
     def _record(self, obj: Any, base: str, line: int | None) -> None:
@@ -499,6 +501,36 @@ class _Reading(FileReading):
             out.append({"name": name if isinstance(name, str) else str(name), "time_unix_nano": t,
                         "attributes": self._attrs(ev.get("attributes"), where, f"[{i}].attributes", line)})
         return out
+
+
+def _start_order(s: Span) -> tuple[bool, int]:
+    return s.start_ns is None, s.start_ns or 0
+
+
+def run_header(spans: list[Span]) -> dict[str, Any]:
+    """The run header fields an OTLP run carries (issue 18; as the OTel SDK reader fills them).
+
+    In start order (file order among equal starts): ``agent``, the root agent span's
+    ``agent_name``; ``model``, ``{"id": ..., "provider": ...}`` of the first llm span
+    naming a model; ``input``, the content of the first ``user`` message of an llm span.
+    A field the spans do not carry is left out ({} for a run with none of them).
+    """
+    h: dict[str, Any] = {}
+    ordered = sorted(spans, key=_start_order)
+    root = next((s for s in ordered if s.parent_id is None), None)
+    if root is not None and root.kind is SpanKind.AGENT and root.data.get("agent_name"):
+        h["agent"] = root.data["agent_name"]
+    llms = [s for s in ordered if s.kind is SpanKind.LLM]
+    llm = next((s for s in llms if s.data.get("model")), None)
+    if llm is not None:
+        h["model"] = {"id": llm.data["model"]}
+        if "provider" in llm.data:
+            h["model"]["provider"] = llm.data["provider"]
+    first_user = next((m.get("content") for s in llms for m in s.data.get("messages", ())
+                       if type(m) is dict and m.get("role") == "user"), None)
+    if first_user is not None:
+        h["input"] = first_user
+    return h
 
 
 def _items(reading: _Reading, raw: Any, where: str, line: int | None):  # type: ignore[no-untyped-def]

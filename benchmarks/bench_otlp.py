@@ -1,0 +1,162 @@
+"""Benchmark: ``tracetui diff --format json`` of a big pair, tracetui/1 and OTLP/JSON side by side.
+
+Builds (once, cached under ``benchmarks/_data/``) the 100k-span run of
+``bench_diff.py`` and its replay with D edits, as tracetui/1 JSON Lines (the
+files of ``bench_diff``) and as OTLP/JSON documents with OTel GenAI attributes
+(``bench_readers.otlp_span``; the replay under another trace id and other span
+ids). Then, per format, medians over ``--repeat`` rounds (the measurements of a
+round alternate, so the machine's load weighs on all) of:
+
+- diff: ``python -m tracetui diff A B --format json`` as a whole process (wall,
+  from spawn to exit, imports included), and its peak RSS (``wait4``);
+- keep: ``orjson.loads`` of both files keeping the objects (tracetui/1: every
+  line; OTLP: the document), GC off, in this process: what a user's script does;
+- stream: the same parse keeping nothing (each value dropped at once);
+- ratios diff / keep and diff / stream, and peak RSS / the larger file.
+
+Usage::
+
+    python benchmarks/bench_otlp.py                  # N=100k, D=10, 5 rounds
+    python benchmarks/bench_otlp.py -n 20000 --repeat 3
+    python benchmarks/bench_otlp.py --only otlp      # one format
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_diff import _Gen, ensure_data, make_replay  # noqa: E402
+from bench_readers import _envelope, otlp_span  # noqa: E402
+
+
+def _otlp_spans(spans: list[dict[str, Any]], trace_id: str, base: int) -> list[dict[str, Any]]:
+    """tracetui/1 span objects as OTLP spans; span ids numbered from ``base`` in file order."""
+    ids = {s["span_id"]: i for i, s in enumerate(spans)}
+    out = []
+    for s in spans:
+        plain = {**s, "span_id": f"s{base + ids[s['span_id']]:x}",
+                 "parent_id": None if s["parent_id"] is None else f"s{base + ids[s['parent_id']]:x}"}
+        out.append(otlp_span(plain, trace_id))
+    return out
+
+
+def ensure_otlp_pair(folder: Path, n: int, edits: int, seed: int) -> tuple[Path, Path]:
+    """The original and its replay with ``edits`` edits as OTLP/JSON documents (one ``resourceSpans``)."""
+    orig = folder / f"otlp_original_n{n}_s{seed}.json"
+    rep = folder / f"otlp_replay_n{n}_s{seed}_d{edits}.json"
+    if orig.exists() and rep.exists():
+        return orig, rep
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"building an OTLP/JSON pair of {n} spans in {folder} ...", flush=True)
+    spans = _Gen(n, seed).build()
+    for path, sp, tid, base in ((orig, spans, "4bf92f3577b34da6a3ce929d0e0e4736", 0),
+                                (rep, make_replay(spans, edits, seed + edits), "5cf92f3577b34da6a3ce929d0e0e4737",
+                                 1 << 40)):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(orjson.dumps(_envelope(_otlp_spans(sp, tid, base))))
+        tmp.replace(path)
+    return orig, rep
+
+
+def parse(path: Path, keep: bool) -> Any:
+    """orjson of a whole document, or of every line of JSON Lines; kept or dropped at once."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if path.suffix != ".jsonl":
+        return orjson.loads(data) if keep else (orjson.loads(data) and None)
+    mv, find, loads, out = memoryview(data), data.find, orjson.loads, []
+    pos, n = 0, len(data)
+    while pos < n:
+        end = find(b"\n", pos)
+        end = n if end < 0 else end
+        if end > pos:
+            v = loads(mv[pos:end])
+            if keep:
+                out.append(v)
+        pos = end + 1
+    return out
+
+
+def bare(a: Path, b: Path, keep: bool) -> float:
+    gc.disable()
+    try:
+        t = time.perf_counter()
+        kept = [parse(a, keep), parse(b, keep)]
+        dt = time.perf_counter() - t
+    finally:
+        gc.enable()
+    del kept
+    gc.collect()
+    return dt
+
+
+def diff_process(a: Path, b: Path, python: str) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of ``tracetui diff A B --format json``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t = time.perf_counter()
+    p = subprocess.Popen([python, "-m", "tracetui", "diff", str(a), str(b), "--format", "json"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read() if p.stderr else b""
+    if p.returncode not in (0, 1):
+        sys.exit(f"tracetui diff failed ({p.returncode}): {err.decode(errors='replace')[-2000:]}")
+    return dt, usage.ru_maxrss * 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("-n", "--spans", type=int, default=100_000, help="spans per run (default 100000)")
+    ap.add_argument("--edits", type=int, default=10, help="edits in the replay (default 10)")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; medians are printed (default 5)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_data", help="where generated files go")
+    ap.add_argument("--only", choices=["tracetui", "otlp"], help="one format only")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter that runs tracetui")
+    args = ap.parse_args(argv)
+
+    pairs: dict[str, tuple[Path, Path]] = {}
+    if args.only != "otlp":
+        orig, reps = ensure_data(args.data, args.spans, [args.edits], args.seed)
+        pairs["tracetui/1"] = (orig, reps[args.edits])
+    if args.only != "tracetui":
+        pairs["OTLP/JSON"] = ensure_otlp_pair(args.data, args.spans, args.edits, args.seed)
+    figs: dict[str, dict[str, list[float]]] = {k: {"diff": [], "rss": [], "keep": [], "stream": []} for k in pairs}
+    for r in range(args.repeat):
+        for name, (a, b) in pairs.items():
+            f = figs[name]
+            dt, rss = diff_process(a, b, args.python)
+            f["diff"].append(dt)
+            f["rss"].append(rss)
+            f["keep"].append(bare(a, b, True))
+            f["stream"].append(bare(a, b, False))
+        print(f"round {r + 1}/{args.repeat} done", file=sys.stderr, flush=True)
+    print(f"{args.spans} spans a run, D={args.edits}, medians of {args.repeat}")
+    print(f"{'format':<11} {'MB/file':>8} {'diff s':>7} {'keep s':>7} {'stream s':>8} {'/keep':>6} {'/stream':>7} "
+          f"{'peak MiB':>8} {'/file':>6}")
+    for name, (a, b) in pairs.items():
+        f = {k: statistics.median(v) for k, v in figs[name].items()}
+        big = max(a.stat().st_size, b.stat().st_size)
+        print(f"{name:<11} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
+              f"{f['diff'] / f['keep']:6.2f} {f['diff'] / f['stream']:7.2f} {f['rss'] / 2**20:8.0f} "
+              f"{f['rss'] / big:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
