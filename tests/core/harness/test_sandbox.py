@@ -240,3 +240,20 @@ def test_without_a_namespace_the_replay_says_so_and_the_guard_covers_the_agent_p
     header = json.loads((tmp_path / "replay.jsonl").read_text().splitlines()[0])
     assert header["network_isolation"] == sandbox.ISOLATION_GUARD
 
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sandbox.namespace_prefix()[0] is None, reason="no network namespace here")
+def test_the_zero_code_entry_replays_an_unchanged_program_inside_the_namespace(
+        servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key")
+    (tmp_path / "app.py").write_text("print('hello')\n")
+    code, _out, err = _cli("record", "--out", "rec.jsonl", "--", "python", "app.py")
+    assert code == 0, err
+    (tmp_path / "app.py").write_text(ESCAPES.format(**servers.ports()))
+    code, out, err = _cli("replay", "rec.jsonl", "--out", "replay.jsonl", "--", "python", "app.py")
+    assert servers.hits == [], out + err
+    assert f"network isolation: {sandbox.ISOLATION_NAMESPACE}" in out, out + err
+    header = json.loads((tmp_path / "replay.jsonl").read_text().splitlines()[0])
+    assert header["network_isolation"] == sandbox.ISOLATION_NAMESPACE
