@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections import Counter
 from typing import Any, TextIO
 
@@ -218,10 +219,31 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not isinstance(seed_state, dict):
             raise ReadError(args.seed_file, f"a fixture seed must be a JSON object, not {type(seed_state).__name__}")
     check_out(args.out, args.force)
+    offline = args.llm == "frozen" and not args.allow_live
+    isolation = None
+    if offline:
+        from tracetui.core.harness import sandbox
+
+        if sandbox.inside():
+            isolation = sandbox.enter_child()
+        elif getattr(args, "argv", None):
+            command = sandbox.isolated_command([sys.executable, "-m", "tracetui", *args.argv])
+            if command is not None:
+                return _run_isolated(command, out, err)
+    if isolation is None:
+        from tracetui.core.harness.sandbox import ISOLATION_GUARD
+
+        isolation = ISOLATION_GUARD
     recording = read_trace(args.trace)
     for issue in recording.issues:
         print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
-    spec = load_agent(args.agent)
+    if offline:
+        from tracetui.core.harness.guard import block_network
+
+        with block_network(args.mode):  # code at the agent module's top level is offline too
+            spec = load_agent(args.agent)
+    else:
+        spec = load_agent(args.agent)
     red = recording.header.get("redaction")
     redactor = project_redactor_for_cli(args.redaction_key_file, spec.sensitive_fields, create=False, err=err,
                          recorded_key=red.get("key_id") if isinstance(red, dict) else None)
@@ -235,7 +257,7 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         report = replay(recording, spec, args.out, redactor=redactor, mode=args.mode, llm=args.llm, trials=args.trials,
                         allow_live=args.allow_live, seed_state=seed_state,
                         accept_schema_change=args.accept_schema_change, overwrite=args.force, input=value,
-                        on_trial=progress, accept_truncated=args.accept_truncated)
+                        on_trial=progress, accept_truncated=args.accept_truncated, isolation=isolation)
     except KeyboardInterrupt:
         print(f"tracetui: interrupted; the replay so far is in {args.out}", file=err)
         raise
@@ -245,11 +267,35 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(orjson.dumps({
             "schema_version": 1, "recording": args.trace, "agent": args.agent, "out": args.out, "mode": args.mode,
             "llm": args.llm, "trials": len(report.runs), "reproduced": report.reproduced,
-            "status": report.status, "diverged": report.diverged, "runs": [r.summary() for r in report.runs]},
+            "status": report.status, "diverged": report.diverged, "network_isolation": isolation,
+            "runs": [r.summary() for r in report.runs]},
             option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         _print_report(report, args, out)
+        if isolation is not None:
+            print(f"network isolation: {isolation}", file=out)
     return exit_for(report.status)
+
+
+def _run_isolated(command: list[str], out: TextIO, err: TextIO) -> int:
+    """Run this same ``tracetui replay`` again as ``command`` (inside a fresh network namespace,
+    ``core.harness.sandbox``), relay its report and diagnostics to ``out``/``err`` and return its
+    exit code."""
+    import subprocess
+
+    from tracetui.core.harness import sandbox
+
+    proc = subprocess.Popen(command, env=sandbox.child_env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while True:
+        try:
+            stdout, stderr = proc.communicate()
+            break
+        except KeyboardInterrupt:  # the child got it too: let it close its trace
+            continue
+    err.write(stderr.decode("utf-8", "replace"))
+    out.write(stdout.decode("utf-8", "replace"))
+    return proc.returncode
 
 
 def _short(value: Any, limit: int = 90) -> str:

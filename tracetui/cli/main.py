@@ -254,6 +254,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             from tracetui.cli import harness_cmds
 
             run = harness_cmds.run_record if args.command == "record" else harness_cmds.run_replay
+            args.argv = args_list  # replay re-runs itself inside a network namespace (core.harness.sandbox)
             return run(args, out, err)
         from tracetui.cli.commands import run_view
 

@@ -186,6 +186,14 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
     if config["key_file"]:
         config["key_file"] = os.path.abspath(config["key_file"])
     cmd = child_command(program)
+    if command == "replay":
+        from tracetui.core.harness import sandbox
+
+        isolated = sandbox.isolated_command(cmd) if args.llm == "frozen" and not args.allow_live else None
+        config["isolation"] = sandbox.ISOLATION_NAMESPACE if isolated else sandbox.ISOLATION_GUARD
+        if isolated:
+            cmd = isolated
+            config["netns"] = True
     fd, report_path = tempfile.mkstemp(prefix="tracetui-run-", suffix=".json")
     os.close(fd)
     config["report"] = report_path
@@ -294,4 +302,6 @@ def _print_replay(report: dict[str, Any], args: argparse.Namespace, program: lis
         p(f"  note: {n}")
     for w in report.get("warnings") or []:
         p(f"  {w}")
+    if report.get("isolation"):
+        p(f"network isolation: {report['isolation']}")
     p(f"next: tracetui diff {shlex.quote(args.trace)} {shlex.quote(args.out)}")

@@ -247,6 +247,11 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
         _write_report(report_path, {"error": message})
         print(f"tracetui: error: {message}", file=sys.stderr)
         return EXIT_TRACETUI_ERROR
+    isolation = config.get("isolation")
+    if config.get("netns"):
+        from tracetui.core.harness.sandbox import enter_child
+
+        isolation = enter_child()  # loopback up; confirms no other interface
     install()
     from tracetui.core.errors import TracetuiError
     from tracetui.core.harness.ambient import record_session, replay_session
@@ -265,6 +270,7 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
                                      key_file=config.get("key_file"), input={"argv": args},
                                      allow_live=bool(config.get("allow_live")))
             recorded_exit = recorded_exit_code(session.recording)
+            session.isolation = isolation
         session.__enter__()
     except (TracetuiError, OSError) as exc:
         _write_report(report_path, {"error": str(exc)})
@@ -313,7 +319,7 @@ def run(argv: list[str], config: dict[str, Any]) -> int:
     assert result is not None
     summary = result.summary()
     summary["model_calls"] = result.outcome.model_calls
-    report = {"mode": mode, "llm": session.llm_mode, "out": session.out, "exit_code": code,
+    report = {"mode": mode, "llm": session.llm_mode, "out": session.out, "exit_code": code, "isolation": isolation,
               "recorded_exit_code": recorded_exit, "summary": summary, "warnings": list(_WARNINGS),
               "tools": _tool_counts(session.out)}
     _write_report(report_path, report)

@@ -95,15 +95,45 @@ def test_allow_network_lifts_it_for_the_current_thread_only(server) -> None:
     assert len(accepted) == 1 and len(other) == 1
 
 
-def test_unix_sockets_stay_allowed(tmp_path) -> None:
+def test_unix_socket_paths_are_refused_socketpair_is_not(tmp_path) -> None:
+    # a local database or a container daemon listens on a Unix socket: a replay must not reach it
     path = str(tmp_path / "s")
     srv = socket.socket(socket.AF_UNIX)
     srv.bind(path)
     srv.listen()
     try:
-        with block_network("strict"):
+        with block_network("strict") as guard:
             c = socket.socket(socket.AF_UNIX)
-            c.connect(path)
+            with pytest.raises(LiveCallBlocked):
+                c.connect(path)
             c.close()
+            a, b = socket.socketpair()  # asyncio's self-pipe: not a network call
+            a.close()
+            b.close()
+        assert guard.blocked == [f"connect unix:{path}"]
     finally:
         srv.close()
+
+
+def test_udp_sendmsg_and_reverse_lookups_are_refused() -> None:
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    rx.settimeout(0.2)
+    port = rx.getsockname()[1]
+    try:
+        with block_network("strict") as guard:
+            tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            with pytest.raises(LiveCallBlocked):
+                tx.sendmsg([b"x"], [], 0, ("127.0.0.1", port))
+            with pytest.raises(LiveCallBlocked):
+                tx.sendto(b"x", ("127.0.0.1", port))
+            tx.close()
+            with pytest.raises(LiveCallBlocked):
+                socket.gethostbyaddr("127.0.0.1")
+            with pytest.raises(LiveCallBlocked):
+                socket.gethostbyname("example.invalid")
+        with pytest.raises(TimeoutError):
+            rx.recv(10)
+        assert [b.split()[0] for b in guard.blocked] == ["sendmsg", "sendto", "gethostbyaddr", "gethostbyname"]
+    finally:
+        rx.close()

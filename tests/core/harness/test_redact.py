@@ -599,3 +599,13 @@ def test_no_secret_survives_in_the_written_bytes() -> None:
     for secret in secrets:
         assert secret not in written
     assert set(r.fired) == {"email", "phone", "card", "api_key", "bearer", "secret_field", "sensitive_field"}
+
+
+def test_more_secret_field_names_are_redacted_by_name() -> None:
+    from tracetui.core.harness.redact import Redactor
+
+    names = ["passphrase", "pwd", "secret_key", "aws_secret_access_key", "session_id", "otp", "pin", "cvv",
+             "connection_string", "DB_PWD", "userPin"]
+    out = Redactor(b"k" * 32).value({n: f"value-of-{n}" for n in names} | {"pinned": "keep", "spin": "keep"})
+    assert not any(f"value-of-{n}" in str(v) for n, v in out.items()), out
+    assert out["pinned"] == "keep" and out["spin"] == "keep"

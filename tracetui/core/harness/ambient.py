@@ -103,6 +103,8 @@ class HarnessSession:
         engine: The harness engine (``Session``): integrations call its step methods.
         result: The ``RunResult`` once the block has ended (replay: with the summary).
         notes: What the run report should say (clock, schemas, hints taken).
+        isolation: How a replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` or
+            ``ISOLATION_GUARD``), written to the header's ``network_isolation``; None: not said.
     """
 
     def __init__(self, mode: str, out: str, *, recording: Trace | None = None, llm: str = "frozen",
@@ -127,6 +129,7 @@ class HarnessSession:
         self.output: Any = None
         self.result: RunResult | None = None
         self.notes: list[str] = []
+        self.isolation: str | None = None
         self.recording = recording
         self._timer = timer
         self._overwrite = overwrite
@@ -273,6 +276,8 @@ class HarnessSession:
                 header["accept_truncated"] = True
             if self._cassette is not None and self._cassette.volatile:
                 header["volatile_args"] = {k: list(v) for k, v in sorted(self._cassette.volatile.items())}
+            if self.isolation is not None:
+                header["network_isolation"] = self.isolation
         header["normalization"] = normalization_notes(self.redactor, self.seed)
         header["redaction"] = {"rules": list(self.redactor.rules), "key_id": self.redactor.key_id,
                                "fired": dict(self.redactor.fired)}

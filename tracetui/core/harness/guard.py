@@ -1,17 +1,20 @@
 """The socket guard: no outbound network connection from inside a strict or fixture replay.
 
-Built on a PEP 578 audit hook (``sys.addaudithook``) on the ``socket.connect``,
-``socket.getaddrinfo`` and ``socket.gethostbyname`` events. The hook sees every connection
-made through Python's ``socket`` module, whichever library opened it (http.client, urllib3,
-httpx, asyncio streams), and raising from it aborts the call before any packet leaves.
-Unix-domain sockets (``AF_UNIX``) stay allowed: they never leave the machine.
+Built on a PEP 578 audit hook (``sys.addaudithook``) on the ``socket.connect``, ``socket.sendto``,
+``socket.sendmsg``, ``socket.getaddrinfo``, ``socket.gethostbyname``, ``socket.gethostbyaddr``
+and ``socket.getnameinfo`` events. The hook sees every connection, datagram and name lookup made
+through Python's ``socket`` module, whichever library made it (http.client, urllib3, httpx,
+asyncio streams), and raising from it aborts the call before any packet leaves. Unix-domain
+sockets (``AF_UNIX``) bound to a path are refused too: a local database or a container daemon
+listens on one. ``socket.socketpair`` (asyncio's self-pipe) and pipes are not network calls.
 
 Audit hooks cannot be removed, so the hook is installed once per process and does nothing
 unless a guard is active. A guard is **process-wide** while it is active: a thread the agent
 starts is blocked too. ``allow_network`` lifts it for one explicitly allowed live call, in the
 current context only (a ``contextvars.ContextVar``: other threads stay blocked). Limits,
 documented in docs/harness.md: a C extension that opens sockets without Python's ``socket``
-module, and a subprocess, are not seen.
+module, and a subprocess, are not seen; ``tracetui replay`` therefore runs the agent inside a
+network namespace where Linux gives one (``core.harness.sandbox``), with this guard inside it.
 """
 
 from __future__ import annotations
@@ -46,23 +49,30 @@ _ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tracetui_networ
 _INSTALLED = False
 
 
+_EVENTS = frozenset({"socket.connect", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
+                     "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo"})
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if event not in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto"):
+    if event not in _EVENTS:
         return
     if not _GUARDS or _ALLOWED.get():
         return
     guard = _GUARDS[-1]
-    if event in ("socket.connect", "socket.sendto"):
+    if event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
         sock, address = args[0], args[1]
-        family = getattr(sock, "family", None)
-        if family == getattr(socket, "AF_UNIX", object()):
-            return
+        if address is None:
+            return  # sendmsg on a connected socket: its connect was the call to refuse
         what = f"{event.split('.')[1]} {_address(address)}"
+        if getattr(sock, "family", None) == getattr(socket, "AF_UNIX", object()):
+            what = f"{event.split('.')[1]} unix:{_address(address)}"
     else:
         host = args[0]
+        if isinstance(host, tuple):
+            host = host[0] if host else None
         if isinstance(host, bytes):
             host = host.decode("ascii", "replace")
-        if host is None or _numeric(host):
+        if event in ("socket.getaddrinfo", "socket.gethostbyname") and (host is None or _numeric(host)):
             return  # no lookup leaves the machine for an address literal; its connect is what gets blocked
         what = f"{event.split('.')[1]} {host!r}"
     guard.blocked.append(what)

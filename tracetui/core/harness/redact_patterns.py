@@ -21,6 +21,8 @@ SECRET_KEYS: frozenset[str] = frozenset({
     "authorization", "proxy_authorization", "password", "passwd", "secret", "client_secret",
     "api_key", "apikey", "x_api_key", "access_token", "refresh_token", "id_token", "token",
     "cookie", "set_cookie", "private_key",
+    "passphrase", "pwd", "secret_key", "secret_access_key", "session_id", "otp", "pin", "cvv", "cvc",
+    "connection_string",
 })
 """Normalised field names whose value is a secret (rule ``secret_field``).
 

@@ -407,7 +407,8 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
            llm: str = "frozen", trials: int = 1, allow_live: bool = False, seed_state: Mapping[str, Any] | None = None,
            accept_schema_change: bool = False, overwrite: bool = False, input: Any = ...,
            timer: Callable[[], int] = time.time_ns, on_trial: Callable[[RunResult], None] | None = None,
-           accept_truncated: bool = False, volatile: Mapping[str, Any] | None = None) -> ReplayReport:
+           accept_truncated: bool = False, volatile: Mapping[str, Any] | None = None,
+           isolation: str | None = None) -> ReplayReport:
     """Replay a recorded run with ``spec`` and write the replay trace (one run per trial) to ``out``.
 
     Args:
@@ -431,6 +432,8 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
         volatile: Tool name -> argument paths ignored when matching (an idempotency key or request
             id the agent mints per call); default: ``[tool.tracetui.replay] volatile`` of the
             nearest pyproject.toml, then the agent module's ``VOLATILE_ARGS``. Listed in the header.
+        isolation: How the replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` or
+            ``ISOLATION_GUARD``), written to the header's ``network_isolation``; None: not said.
 
     Returns:
         The ReplayReport.
@@ -515,6 +518,8 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                 header["volatile_args"] = {k: list(v) for k, v in sorted(cassette.volatile.items())}
             if schema_change:
                 header["schema_change"] = schema_change
+            if isolation is not None:
+                header["network_isolation"] = isolation
             header["normalization"] = normalization_notes(redactor, seed)
             header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id,
                                    "fired": dict(redactor.fired)}
