@@ -85,7 +85,19 @@ class ReplayDivergence(TracetuiError):
         super().__init__(message)
 
 
-class UnrecordedCall(ReplayDivergence):
+class UnmatchedCall(ReplayDivergence):
+    """A call no recorded call matches (the base of ``UnrecordedCall`` and ``WriteMismatch``): its
+    ``tool``, its redacted ``arguments`` and the ``nearest`` recorded calls, best first."""
+
+    def __init__(self, tool: str, arguments: object, nearest: list[dict[str, object]], message: str,
+                 *, span_id: str | None = None) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.nearest = nearest
+        super().__init__(message, span_id=span_id)
+
+
+class UnrecordedCall(UnmatchedCall):
     """A read (tool or retrieval) the recording has no response for. Never sent to a live system.
 
     Attributes:
@@ -95,13 +107,6 @@ class UnrecordedCall(ReplayDivergence):
     """
 
     divergence = "unrecorded_call"
-
-    def __init__(self, tool: str, arguments: object, nearest: list[dict[str, object]], message: str,
-                 *, span_id: str | None = None) -> None:
-        self.tool = tool
-        self.arguments = arguments
-        self.nearest = nearest
-        super().__init__(message, span_id=span_id)
 
 
 class RecordingExhausted(ReplayDivergence):
@@ -118,7 +123,7 @@ class RecordingExhausted(ReplayDivergence):
         super().__init__(message, span_id=span_id)
 
 
-class WriteMismatch(ReplayDivergence):
+class WriteMismatch(UnmatchedCall):
     """A write whose tool and canonical arguments match no recorded write (a changed value, a reversed
     list, a fresh id). Never executed, never simulated.
 
@@ -130,13 +135,6 @@ class WriteMismatch(ReplayDivergence):
     """
 
     divergence = "write_mismatch"
-
-    def __init__(self, tool: str, arguments: object, nearest: list[dict[str, object]], message: str,
-                 *, span_id: str | None = None) -> None:
-        self.tool = tool
-        self.arguments = arguments
-        self.nearest = nearest
-        super().__init__(message, span_id=span_id)
 
 
 class RecordingIncomplete(ReplayDivergence):

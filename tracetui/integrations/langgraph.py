@@ -53,6 +53,7 @@ from typing import Any
 
 from tracetui.core.errors import RecordedToolError
 from tracetui.core.harness.ambient import HarnessSession, current_session
+from tracetui.core.harness.steps import Steps, arun_steps, run_steps
 from tracetui.integrations.clients import async_http_client, http_client
 
 _MARK = "__tracetui_langgraph__"
@@ -140,6 +141,24 @@ def _replayed_error(exc: RecordedToolError, name: str, call_id: Any) -> Any:
     return _message(exc.message, name, call_id, status="error")
 
 
+def _tool_call_steps(session: HarnessSession, request: Any, live: Callable[[], Any], held: list[Any]) -> Steps[Any]:
+    """The body of ``wrap_tool_call`` and ``awrap_tool_call``, as the engine's step generator
+    (driven by ``run_steps`` / ``arun_steps``): ``live`` runs ToolNode's ``execute`` and appends
+    its result to ``held``; that result is returned as it is when the tool ran, else the
+    replayed ToolMessage."""
+    name, args, call_id = _call_parts(request)
+    _note_schema(session, name, request.tool)
+    try:
+        output = yield from session.engine.tool_steps(name, args, None, live)  # type: ignore[union-attr]
+    except ToolMessageError:
+        if held:
+            return held[-1]
+        raise
+    except RecordedToolError as exc:
+        return _replayed_error(exc, name, call_id)
+    return held[-1] if held else _message(output, name, call_id)
+
+
 def wrap_tool_call(request: Any, execute: Callable[[Any], Any]) -> Any:
     """ToolNode's ``wrap_tool_call``: the call recorded or replayed by the open session.
 
@@ -161,23 +180,13 @@ def wrap_tool_call(request: Any, execute: Callable[[Any], Any]) -> Any:
     session = _session()
     if session is None or _traced_elsewhere(request.tool):
         return execute(request)
-    name, args, call_id = _call_parts(request)
-    _note_schema(session, name, request.tool)
     held: list[Any] = []
 
     def live() -> Any:
         held.append(execute(request))
         return _recordable(held[-1])
 
-    try:
-        output = session.engine.tool(name, args, None, live)  # type: ignore[union-attr]
-    except ToolMessageError:
-        if held:
-            return held[-1]
-        raise
-    except RecordedToolError as exc:
-        return _replayed_error(exc, name, call_id)
-    return held[-1] if held else _message(output, name, call_id)
+    return run_steps(_tool_call_steps(session, request, live, held))
 
 
 async def awrap_tool_call(request: Any, execute: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -186,23 +195,13 @@ async def awrap_tool_call(request: Any, execute: Callable[[Any], Awaitable[Any]]
     session = _session()
     if session is None or _traced_elsewhere(request.tool):
         return await execute(request)
-    name, args, call_id = _call_parts(request)
-    _note_schema(session, name, request.tool)
     held: list[Any] = []
 
     async def live() -> Any:
         held.append(await execute(request))
         return _recordable(held[-1])
 
-    try:
-        output = await session.engine.atool(name, args, None, live)  # type: ignore[union-attr]
-    except ToolMessageError:
-        if held:
-            return held[-1]
-        raise
-    except RecordedToolError as exc:
-        return _replayed_error(exc, name, call_id)
-    return held[-1] if held else _message(output, name, call_id)
+    return await arun_steps(_tool_call_steps(session, request, live, held))
 
 
 setattr(wrap_tool_call, _MARK, True)

@@ -199,11 +199,8 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self.diff = None
         self.sub_title = self._sub_title()
         self._apply_single()
+        self.clear_load_error()
         view = self._main(AlignedView)
-        if self.load_error is not None:
-            self.load_error = None
-            self.screen_stack[0].remove_class("-load-error")
-            view.disabled = False
         view.placeholder = "loading…"
         view.focus()
         self._main(StatusBar).show_loading(self.original_path, self.replay_path)
@@ -473,11 +470,8 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         self._run_inputs_said = False
         self.forget_pair_notices()
         self._jump_after_load = None
-        view = self._main(AlignedView)
-        if self.load_error is not None:
-            self.load_error = None
-            self.screen_stack[0].remove_class("-load-error")
-            view.disabled = False
+        if self.clear_load_error():
+            view = self._main(AlignedView)
             view.placeholder = "loading…"
             view.focus()
         self._main(StatusBar).show_loading(self.original_path, self.replay_path)

@@ -225,6 +225,16 @@ class LoadingMixin:
         self.set_focus(None)
         self.refresh_bindings()
 
+    def clear_load_error(self) -> bool:
+        """Take the load error panel away (the undoing of ``on_load_failed``) before the pair is
+        read again: the aligned view enabled again. Returns whether there was one."""
+        if self.load_error is None:
+            return False
+        self.load_error = None
+        self.screen_stack[0].remove_class("-load-error")
+        self._main(AlignedView).disabled = False
+        return True
+
     def load_replay(self, replay_path: str, *, jump_to: tuple[str, str] | None = None) -> None:
         """Show ``replay_path`` (``FILE`` or ``FILE#RUN``) against the same original: read and diff again in the
         load worker; the view opens on the new pair's first divergence, or on ``jump_to``.

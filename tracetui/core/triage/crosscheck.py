@@ -19,14 +19,20 @@ _RAW_MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messag
 """Source attributes that hold an llm span's input, where a reader may have kept one it could not parse."""
 
 
-def raw_messages(s: Span) -> str | None:
+def _first_text(s: Span, keys: tuple[str, ...]) -> str | None:
+    """The first of ``keys`` in the span's attributes that holds a non-empty string, else None."""
     a = s.attributes
     if a:
-        for k in _RAW_MESSAGE_KEYS:
+        for k in keys:
             v = a.get(k)
             if isinstance(v, str) and v:
                 return v
     return None
+
+
+def raw_messages(s: Span) -> str | None:
+    """An llm span's raw input text as the source kept it (``_RAW_MESSAGE_KEYS``), else None."""
+    return _first_text(s, _RAW_MESSAGE_KEYS)
 
 
 REMOTE_PARENT_FLAGS = 0x300
@@ -44,13 +50,8 @@ _RAW_OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.completion", "llm.output_m
 
 
 def raw_output(s: Span) -> str | None:
-    a = s.attributes
-    if a:
-        for k in _RAW_OUTPUT_KEYS:
-            v = a.get(k)
-            if isinstance(v, str) and v:
-                return v
-    return None
+    """An llm span's raw output text as the source kept it (``_RAW_OUTPUT_KEYS``), else None."""
+    return _first_text(s, _RAW_OUTPUT_KEYS)
 
 
 def seen_by_model(spans: list[Span], s: Span, i: int, leaf: Any) -> tuple[str, bool] | None:

@@ -184,14 +184,7 @@ class SpanDetail(TextLines, can_focus=False):
             title.append(f" · {span.kind.value} ", muted)
             title.append(visible(span_label(span)))
         lines: list[Line] = fold(title, width, max_lines=1)
-        crumbs = self._breadcrumb(pf.row)
-        if len(crumbs) > 1:
-            path = Text("  ")
-            for i, name in enumerate(crumbs):
-                if i:
-                    path.append(" › ", muted)
-                path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
-            lines += fold(self._mark(path), width, max_lines=2)
+        lines += self._crumb_lines(pf.row, width, muted)
         field_w = max(12, min(28, width // 4))
         value_w = max(8, width - 2 - field_w - 1)
         limit = VALUE_LINES * value_w
@@ -207,6 +200,18 @@ class SpanDetail(TextLines, can_focus=False):
                 [Text(), Text(" "), Text()],
             )
         return lines
+
+    def _crumb_lines(self, row: int, width: int, muted: Style) -> list[Line]:
+        """Where the span of ``row`` sits: its ancestors, root first (at most two lines; none for a root)."""
+        crumbs = self._breadcrumb(row)
+        if len(crumbs) <= 1:
+            return []
+        path = Text("  ")
+        for i, name in enumerate(crumbs):
+            if i:
+                path.append(" › ", muted)
+            path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
+        return fold(self._mark(path), width, max_lines=2)
 
     def _layout(self, pf: PairFields, width: int) -> list[Line]:
         """Every line of the pane for ``pf`` at ``width`` cells."""
@@ -228,14 +233,7 @@ class SpanDetail(TextLines, can_focus=False):
         field_w = max(12, min(28, width // 4))
         value_w = max(8, (width - 2 - field_w - 1 - len(SEPARATOR)) // 2)
         lines: list[Line] = [title]
-        crumbs = self._breadcrumb(pf.row)
-        if len(crumbs) > 1:  # where the span sits: its ancestors, root first
-            path = Text("  ")
-            for i, name in enumerate(crumbs):
-                if i:
-                    path.append(" › ", muted)
-                path.append(visible(name), muted if i < len(crumbs) - 1 else Style())
-            lines += fold(self._mark(path), width, max_lines=2)
+        lines += self._crumb_lines(pf.row, width, muted)
         label = self._labels.get(pf.row)
         if label is not None:
             lines += fold(_label_line(label, self._style("label"), muted), width, max_lines=VALUE_LINES)

@@ -25,7 +25,7 @@ from tracetui.core.readers.cassettes.common import (
     records_of,
     root_span,
 )
-from tracetui.core.readers.cassettes.values import decode_args, failed_error, hash_args, llm_payload
+from tracetui.core.readers.cassettes.values import decode_args, failed_error, llm_payload, put_arguments
 from tracetui.core.readers.otel_messages import as_text
 from tracetui.core.readers.timefmt import ns_to_iso, time_ns
 
@@ -233,10 +233,7 @@ class _EventRun:
                     data["call_id"] = str(tool["operationId"])
                 if found:
                     args, _ = decode_args(payload)
-                    data["arguments"] = args
-                    h = hash_args(args)
-                    if h is not None:
-                        data["args_hash"] = h
+                    put_arguments(data, args)
                 tattrs = {**attrs, **{k: tool[k] for k in ("operationId", "idempotencyKey") if k in tool}}
                 span = Span(sid, ROOT_ID, 0, _TOOL, name, start_ns=at, data=data, attributes=tattrs,
                             trace_id=self.rid, line=rec.line)

@@ -20,7 +20,7 @@ from tracetui.core.readers.cassettes.common import (
     sniff_head,
     sub_ref,
 )
-from tracetui.core.readers.cassettes.values import assistant_message, decode_args, error_name, hash_args, llm_payload
+from tracetui.core.readers.cassettes.values import assistant_message, decode_args, error_name, llm_payload, put_arguments
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 from tracetui.core.readers.otel_messages import as_text
 
@@ -80,10 +80,7 @@ def _kind_data(kind: SpanKind, name: str, has_in: bool, inp: Any, has_out: bool,
         d["tool_name"] = name
         if has_in:
             args, _ = decode_args(inp)
-            d["arguments"] = args
-            h = hash_args(args)
-            if h is not None:
-                d["args_hash"] = h
+            put_arguments(d, args)
         if has_out:
             d["output"] = out
     elif kind is _RET:

@@ -20,7 +20,7 @@ from tracetui.core.readers.cassettes.common import (
     row_times,
     run_header,
 )
-from tracetui.core.readers.cassettes.values import decode_args, failed_error, hash_args
+from tracetui.core.readers.cassettes.values import decode_args, failed_error, put_arguments
 
 __all__ = ["CassetteToolsReader"]
 
@@ -42,10 +42,7 @@ def tool_span(span_id: str, seq: int, tool: str, args: Any, has_args: bool, outp
     if isinstance(cid, (str, int)) and not isinstance(cid, bool):
         data["call_id"] = str(cid)
     if has_args:
-        data["arguments"] = args
-        h = hash_args(args)
-        if h is not None:
-            data["args_hash"] = h
+        put_arguments(data, args)
     if has_output:
         data["output"] = output
     err = failed_error(row, output)

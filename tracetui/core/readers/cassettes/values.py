@@ -20,7 +20,7 @@ from tracetui.core.readers.otel_messages import (
     normalize_messages,
 )
 
-__all__ = ["assistant_message", "decode_args", "error_name", "failed_error", "hash_args", "llm_payload"]
+__all__ = ["assistant_message", "decode_args", "error_name", "failed_error", "hash_args", "llm_payload", "put_arguments"]
 
 # --- values ---------------------------------------------------------------------------------
 
@@ -72,6 +72,16 @@ def hash_args(args: Any) -> str | None:
         return args_hash(args)
     except (TypeError, ValueError, RecursionError):
         return None
+
+
+
+def put_arguments(data: dict[str, Any], args: Any) -> None:
+    """Set a tool span's ``arguments`` to ``args`` (decoded) and its ``args_hash`` (``hash_args``;
+    left out when the arguments are not JSON)."""
+    data["arguments"] = args
+    h = hash_args(args)
+    if h is not None:
+        data["args_hash"] = h
 
 
 def error_name(err: Any) -> str:
