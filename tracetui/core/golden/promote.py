@@ -5,9 +5,9 @@
 - ``trace.jsonl``: the fixture, the original run **redacted before it is written** (the project
   ``Redactor``: stable typed tokens, the same as recording) and **reduced to the causal path**
   (``reduce_trace``): the root and every ancestor of a kept span, the input (the root's), every
-  LLM and decision span, every tool/retrieval call that started before the last decision (its
-  output could feed it), every write. Dropped: memory and other spans, calls after the last
-  decision, duplicate telemetry of a call; each drop is listed in ``case.yaml``. Values are
+  LLM and decision span, every tool/retrieval call (reads after the last decision too: a strict
+  replay of the fixed agent makes them; a call of unknown effect is kept as a write). Dropped:
+  memory and other spans, duplicate telemetry of a call; each drop is listed in ``case.yaml``. Values are
   copied whole: error bodies, malformed ids and ``output_truncated`` flags stay as they were.
 - ``contract.yaml``: clauses derived from the run and its divergence from the fixed replay
   (``derive_contract``; the rules are in its docstring).
@@ -48,7 +48,6 @@ from tracetui.core.golden.derive import (
     derive_contract,
     derive_name,
     is_fixture_replay,
-    is_write,
     parse_contract_text,
     slugify,
 )
@@ -139,10 +138,12 @@ def _duplicate_of(span: Span, kept: list[Span]) -> Span | None:
 def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[str]]:
     """The causal path of a run (not redacted: ``promote`` redacts).
 
-    Kept: roots and agent spans; LLM and decision spans; tool and retrieval calls that started
-    before the last LLM or decision span; every write (the failing write among them); every
-    ancestor of a kept span. Dropped (with a reason): memory and other spans, calls after the last
-    decision, a call repeated as duplicate telemetry (same call id or times, same content).
+    Kept: roots and agent spans; LLM and decision spans; every tool and retrieval call, reads
+    after the last LLM or decision span included (a strict replay of the fixed agent is served
+    each of them, or it diverges) and calls of unknown effect (no ``effect``, no header
+    ``read_tools``: kept as writes, the failing write may be one); every ancestor of a kept span.
+    Dropped (with a reason): memory and other spans, a call repeated as duplicate telemetry (same
+    call id or times, same content).
     A span whose parent is absent (or dropped) is re-parented to the nearest kept ancestor, else
     to the root, so the fixture reads without warnings.
 
@@ -152,8 +153,6 @@ def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[s
     """
     spans = sorted(trace.spans, key=lambda s: s.seq)
     by_id = {s.span_id: s for s in spans}
-    decisions = [s.seq for s in spans if s.kind in (SpanKind.LLM, SpanKind.DECISION)]
-    last_decision = max(decisions) if decisions else None
     keep: set[str] = set()
     reasons: dict[str, str] = {}
     kept_calls: list[Span] = []
@@ -166,16 +165,10 @@ def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[s
             if dup is not None:
                 reasons[s.span_id] = f"duplicate telemetry of span {dup.span_id}"
                 continue
-            if is_write(s, trace.header):
-                keep.add(s.span_id)
-                kept_calls.append(s)
-                continue
-            if last_decision is not None and s.seq < last_decision:
-                keep.add(s.span_id)
-                kept_calls.append(s)
-                continue
-            reasons[s.span_id] = ("a read after the last decision (seq %d): its output fed no decision" % last_decision
-                                  if last_decision is not None else "a read in a run with no decision")
+            # Every call is kept: a strict replay of the fixed agent is served each read the original
+            # made (also after the last decision), and a call of unknown effect may be the failing write.
+            keep.add(s.span_id)
+            kept_calls.append(s)
             continue
         reasons[s.span_id] = f"{s.kind.value} span: not on the causal path"
     # ancestors of kept spans

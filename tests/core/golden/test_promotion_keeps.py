@@ -1,0 +1,99 @@
+"""Promotion keeps what the case needs (issue 20, items 11-17): every read the original made, every call
+of unknown effect, a final_state checked from the run's own output, a redacted --replay side, no promotion
+of a recording that did not end without --force, no overwrite by --keep, and the same case for the same input.
+
+The agent is the held-out refunds agent of the golden acceptance (tests/data/golden_acceptance/refund_agent.py):
+after answering it reads a help article, after its last LLM call.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tracetui.cli.main import main
+from tracetui.core.golden.promote import CONTRACT_SCHEMA, promote, reduce_trace
+from tracetui.core.golden.runner import load_case, run_case
+from tracetui.core.harness import Redactor, load_agent, record
+from tracetui.core.readers import read_trace
+
+KEY = "keeps-test-key-0123456789abcdefgh"
+AGENT = str(Path(__file__).resolve().parents[2] / "data" / "golden_acceptance" / "refund_agent.py")
+INPUT = {"customer_id": "CUS-1001",
+         "message": "My order 0RD-5521 arrived broken, please refund it. Reach me at ann.lee@example.com"}
+EMPTY = {"schema": CONTRACT_SCHEMA, "trials": {"count": 1, "safety": "all", "soft": {"at_least": 1}}}
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = main([str(a) for a in argv], stdout=out, stderr=err)
+    assert "Traceback" not in out.getvalue() + err.getvalue()
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def incident(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("keeps") / "original.jsonl"
+    record(load_agent(f"{AGENT}:run"), INPUT, str(out), redactor=Redactor(KEY.encode()),
+           clock="2026-03-02T09:00:00+00:00", seed=1)
+    return out
+
+
+def _promote(original: Path, to: Path, **kw: object):  # type: ignore[no-untyped-def]
+    kw.setdefault("name", None)
+    kw.setdefault("failure", "the agent refunded a malformed order id")
+    kw.setdefault("owner", "qa")
+    kw.setdefault("today", dt.date(2026, 3, 2))
+    return promote(read_trace(original), None, to, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ 11, 12
+def test_a_strict_golden_run_of_the_same_calls_passes(incident: Path, tmp_path: Path) -> None:
+    """Item 11: the read after the last LLM call is in the fixture, so a strict replay of an agent that
+    makes the original's calls is served every one of them and passes (before: diverged on it)."""
+    case = _promote(incident, tmp_path / "golden", contract=EMPTY, agent=f"{AGENT}:run")
+    names = [s.name for s in read_trace(Path(case.path) / "trace.jsonl").spans]
+    assert "retrieve help_articles" in names
+    result = run_case(load_case(case.path))
+    assert (result.outcome, result.first_divergence) == ("pass", None), result.message
+
+
+def _write_unknown_effect(tmp_path: Path) -> Path:
+    """A run of another tool: no read_tools, no effect; the failing write comes after the last LLM call."""
+    def span(sid: str, parent: str | None, seq: int, kind: str, name: str, **section: object) -> dict:
+        return {"span_id": sid, "parent_id": parent, "seq": seq, "kind": kind, "name": name,
+                "start_ns": 1_000 + seq, "end_ns": 2_000 + seq, "status": "ok", "error_type": None, kind: section}
+
+    header = {"schema": "tracetui/1", "run_id": "run-unknown-1", "input": {"message": "cancel order 7"}}
+    write = span("w", "r", 3, "tool", "execute_tool cancel_order", tool_name="cancel_order",
+                 arguments={"order": "O-7"}, output={"error": "already shipped"})
+    write.update(status="error", error_type="Conflict")
+    spans = [span("r", None, 0, "agent", "invoke_agent shop", input={"message": "cancel order 7"},
+                  output={"message": "Cancelled."}),
+             span("l", "r", 1, "llm", "chat m", output={"role": "assistant", "content": "Cancelled."}),
+             span("t", "r", 2, "tool", "execute_tool lookup", tool_name="lookup", arguments={"order": "O-7"},
+                  output={"status": "shipped"}),
+             write]
+    path = tmp_path / "unknown.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in [header, *spans]))
+    return path
+
+
+def test_a_call_of_unknown_effect_is_kept(tmp_path: Path) -> None:
+    """Item 12: with no read list, the failed cancel_order after the last decision is the incident: kept."""
+    kept, dropped, _ = reduce_trace(read_trace(_write_unknown_effect(tmp_path)))
+    assert [s.span_id for s in kept] == ["r", "l", "t", "w"] and dropped == []
+    case = _promote(tmp_path / "unknown.jsonl", tmp_path / "golden")
+    fixture = {s.span_id: s for s in read_trace(Path(case.path) / "trace.jsonl").spans}
+    assert fixture["w"].status.value == "error" and fixture["w"].data["arguments"] == {"order": "O-7"}
