@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
         "to the causal path; every dropped span listed), contract.yaml (must_call, forbid_call, max_calls, order, "
         "success_requires, final_state derived from the run and its divergence from REPLAY; edit it freely) and "
         "case.yaml (provenance). An existing case is never overwritten: the same name again writes NAME-fork-N "
-        "pointing at it. Exit 0 when the case was written, 2 on errors.",
+        "pointing at it; the same run, replay and mode promoted again writes nothing (\"already promoted as NAME\"). Exit 0 when the case was written, 2 on errors.",
     )
     p.add_argument("original", metavar="ORIGINAL", help="the failing run (any readable format; FILE#RUN)")
     p.add_argument("replay", metavar="REPLAY", nargs="?", help="a replay of the fixed agent (tracetui replay --out)")
@@ -80,12 +80,21 @@ def run_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     case = promote(original, replay, args.to, name=args.name, failure=args.failure, owner=args.owner,
                    redactor=redactor, mode=args.mode, agent=args.agent, seed=seed)
     clauses = [(section, c) for section, items in case.contract.items() if isinstance(items, list) for c in items]
+    if case.already:
+        if args.format == "json":
+            out.write(orjson.dumps({"schema_version": 1, "case": case.name, "path": case.path,
+                                    "already_promoted": True, "notes": case.notes},
+                                   option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            print(f"already promoted as {safe(case.name)} ({safe(case.path)}/): nothing written", file=out)
+        return EXIT_OK
     if args.format == "json":
         out.write(orjson.dumps({
             "schema_version": 1, "case": case.name, "path": case.path, "parent": case.parent,
             "files": list(case.files), "failure": case.case["failure"], "mode": case.case["mode"],
             "clauses": [{"section": s, **c} for s, c in clauses], "spans_kept": case.kept,
             "dropped_spans": case.dropped, "redactions": case.redactions, "notes": case.notes,
+            "already_promoted": False,
         }, option=orjson.OPT_INDENT_2).decode() + "\n")
         return EXIT_OK
     fork = f" (fork of {safe(case.parent)})" if case.parent else ""

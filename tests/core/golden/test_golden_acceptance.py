@@ -179,10 +179,12 @@ def test_case_yaml_provenance(runs: dict[str, Path], cases: dict[str, Path]) -> 
 
 def test_promoting_again_forks_and_never_overwrites(runs: dict[str, Path], cases: dict[str, Path]) -> None:
     before = {f.name: f.read_bytes() for f in cases["strict"].iterdir()}
-    fork = promote(runs["original"], runs["replay"], "--to", "golden", "--name", "Refund Strict")
+    again = promote(runs["original"], runs["replay"], "--to", "golden", "--name", "Refund Strict")
+    assert (again["case"], again["already_promoted"]) == ("refund-strict", True)  # the same input: nothing written
+    fork = promote(runs["original"], "--to", "golden", "--name", "refund-strict")  # other input, same name
     assert (fork["case"], fork["parent"]) == ("refund-strict-fork-2", "refund-strict")
     assert yaml.safe_load(Path(fork["path"], "case.yaml").read_text())["parent"] == "refund-strict"
-    assert promote(runs["original"], "--to", "golden", "--name", "refund-strict")["case"] == "refund-strict-fork-3"
+    assert promote(runs["original"], "--to", "golden", "--name", "other")["case"] == "refund-strict-fork-2"
     assert {f.name: f.read_bytes() for f in cases["strict"].iterdir()} == before
     assert not [p for p in Path("golden").iterdir() if p.name.startswith(".")]  # no temporary folder left
 
@@ -322,7 +324,7 @@ def test_odd_names_stay_inside_the_golden_folder(runs: dict[str, Path]) -> None:
     assert Path(rep["path"]).resolve().parent == Path("golden").resolve() and rep["case"] == "etc-x-y"
     rc, _, err = cli("promote", runs["original"], "--to", "golden", "--name", "***")
     assert rc == 2 and "--name" in err
-    rep = promote(runs["original"], "--to", "golden", "--name", "Remboursement double ✓")
+    rep = promote(runs["original"], runs["replay"], "--to", "golden", "--name", "Remboursement double ✓")
     assert rep["case"] == "remboursement-double"
 
 

@@ -80,7 +80,8 @@ def test_scheduling_with_strict_replay(tmp_path: Path) -> None:
     assert meta["source"] == {"file": "original.jsonl",
                               "sha256": hashlib.sha256((SCHED / "original.jsonl").read_bytes()).hexdigest(),
                               "run_id": "run-2026-11-03-0042", "trace_id": read_trace(SCHED / "original.jsonl").header["trace_id"],
-                              "span_count": 7}
+                              "span_count": 7,
+                              "replay_sha256": hashlib.sha256((SCHED / "replay.jsonl").read_bytes()).hexdigest()}
     assert "list_open_slots" in meta["failure"] and "2026-11-06" in meta["failure"]
     fixture = read_trace(folder / "trace.jsonl")
     assert fixture.issues == []
@@ -262,10 +263,13 @@ def test_reduce_to_the_causal_path(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- names, forks, atomicity
 def test_promoting_twice_forks_with_parent(tmp_path: Path) -> None:
-    """The same name again: NAME-fork-2, then -fork-3, each pointing at NAME; the original case untouched."""
+    """The same name for other input: NAME-fork-2, then -fork-3, each pointing at NAME; the original case
+    untouched; the same input again: nothing written."""
     first = _promote(SCHED / "original.jsonl", SCHED / "replay.jsonl", tmp_path, name="Friday not offered!")
     assert first.name == "friday-not-offered"
     before = {p.name: p.read_bytes() for p in Path(first.path).iterdir()}
+    again = _promote(SCHED / "original.jsonl", SCHED / "replay.jsonl", tmp_path, name="Friday not offered!")
+    assert (again.already, again.name) == (True, "friday-not-offered")
     second = _promote(SCHED / "original.jsonl", SCHED / "fixture.jsonl", tmp_path, name="friday not offered")
     third = _promote(SCHED / "original.jsonl", None, tmp_path, name="friday-not-offered")
     assert (second.name, second.parent) == ("friday-not-offered-fork-2", "friday-not-offered")

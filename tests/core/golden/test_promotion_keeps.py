@@ -97,3 +97,36 @@ def test_a_call_of_unknown_effect_is_kept(tmp_path: Path) -> None:
     case = _promote(tmp_path / "unknown.jsonl", tmp_path / "golden")
     fixture = {s.span_id: s for s in read_trace(Path(case.path) / "trace.jsonl").spans}
     assert fixture["w"].status.value == "error" and fixture["w"].data["arguments"] == {"order": "O-7"}
+
+
+# ------------------------------------------------------------------ 17
+def test_the_same_input_gives_the_same_case_and_is_promoted_once(incident: Path, tmp_path: Path) -> None:
+    """Item 17: two promotions of the same run on different days, into two folders, write the same fixture
+    and contract (each case keeps its own date); into the same folder, the second says "already promoted
+    as NAME" and writes nothing."""
+    a = _promote(incident, tmp_path / "a", today=dt.date(2026, 3, 2))
+    b = _promote(incident, tmp_path / "b", today=dt.date(2026, 4, 9))
+    for f in ("trace.jsonl", "contract.yaml"):
+        assert (Path(a.path) / f).read_bytes() == (Path(b.path) / f).read_bytes(), f
+    assert yaml.safe_load((Path(b.path) / "case.yaml").read_text())["created"] == "2026-04-09"
+    before = sorted(p.name for p in (tmp_path / "a").iterdir())
+    again = _promote(incident, tmp_path / "a", today=dt.date(2026, 5, 1), name="another name")
+    assert (again.already, again.name) == (True, a.name)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == before
+    assert yaml.safe_load((Path(a.path) / "case.yaml").read_text())["created"] == "2026-03-02"  # the date kept
+
+
+def test_promoting_the_bundled_incident_again_says_already_promoted(tmp_path: Path) -> None:
+    """Item 17: the repository's own golden case, promoted again from its sample run, is found, not duplicated."""
+    root = Path(__file__).resolve().parents[3]
+    sched = root / "sample_runs" / "scheduling"
+    if not (root / "golden" / "scheduling-friday-not-offered").is_dir():
+        pytest.skip("bundled golden case not present")
+    import shutil
+
+    shutil.copytree(root / "golden", tmp_path / "golden")
+    rc, out, err = cli("promote", sched / "original.jsonl", sched / "fixture.jsonl", "--to", tmp_path / "golden",
+                       "--agent", sched / "agent.py:run_fixed", "--seed-file", sched / "fixture_seed.json")
+    assert rc == 0, err
+    assert "already promoted as scheduling-friday-not-offered" in out
+    assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["scheduling-friday-not-offered"]

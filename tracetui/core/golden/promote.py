@@ -15,8 +15,11 @@
   redactions applied, dropped spans, mode).
 
 The case folder is built in a hidden temporary folder next to it and renamed into place, so a
-case is complete or absent; an existing case is never overwritten: promoting again under the
-same name writes the fork ``NAME-fork-2`` (the next free number) with ``parent: NAME``.
+case is complete or absent; an existing case is never overwritten: promoting other input under
+the same name writes the fork ``NAME-fork-2`` (the next free number) with ``parent: NAME``.
+Promotion is deterministic and content-addressed: the same run (source file hash and run id),
+replay (``source.replay_sha256``) and mode give the same fixture and contract, so promoting them
+again writes nothing and returns the case found (``PromotedCase.already``, its date kept).
 
 Pure library: no printing; errors are ``GoldenCaseError`` naming the file, field and fix.
 
@@ -100,6 +103,8 @@ class PromotedCase:
         redactions: Rule -> values replaced while promoting (``Redactor.fired`` difference).
         kept: Spans in the fixture.
         notes: What the reader should check or add.
+        already: The same input was promoted before: nothing was written, ``name``/``path`` are
+            that case's (``files``, ``contract`` and ``case`` as found there).
     """
 
     name: str
@@ -112,6 +117,7 @@ class PromotedCase:
     redactions: dict[str, int]
     kept: int
     notes: list[str] = field(default_factory=list)
+    already: bool = False
 
 
 
@@ -264,6 +270,57 @@ def _write_file(folder: str, name: str, data: bytes) -> str:
     return path
 
 
+def _read_yaml(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+
+
+def _same_input(to_path: str, source: Mapping[str, Any], mode: str, contract_body: bytes,
+                payload_sha: str) -> str | None:
+    """The name of a case under ``to_path`` promoted from the same input, or None.
+
+    Same input: the same source file hash and run id (or, for a run read from no file, the same
+    fixture bytes), the same mode, and the same replay (``source.replay_sha256``; a case written
+    before that field existed: the same contract text, the one the replay derived)."""
+    try:
+        names = sorted(os.listdir(to_path))
+    except OSError:
+        return None
+    for name in names:
+        folder = os.path.join(to_path, name)
+        meta = _read_yaml(os.path.join(folder, "case.yaml"))
+        if name.startswith(".") or not isinstance(meta, Mapping) or meta.get("mode") != mode:
+            continue
+        src = meta.get("source")
+        if not isinstance(src, Mapping):
+            continue
+        if source.get("sha256"):
+            if (src.get("sha256"), src.get("run_id")) != (source.get("sha256"), source.get("run_id")):
+                continue
+        else:
+            try:
+                with open(os.path.join(folder, "trace.jsonl"), "rb") as fh:
+                    if hashlib.sha256(fh.read()).hexdigest() != payload_sha:
+                        continue
+            except OSError:
+                continue
+        if "replay_sha256" in src:
+            if src.get("replay_sha256") != source.get("replay_sha256"):
+                continue
+        else:
+            try:
+                with open(os.path.join(folder, "contract.yaml"), "rb") as fh:
+                    if fh.read() != contract_body:
+                        continue
+            except OSError:
+                continue
+        return name
+    return None
+
+
 def _case_names(base: str) -> Any:
     yield base, None
     n = 2
@@ -308,7 +365,8 @@ def promote(
         today: The creation date (default: today, local time).
 
     Returns:
-        The PromotedCase.
+        The PromotedCase; ``already`` when a case under ``to`` was promoted from the same input
+        (nothing written).
 
     Raises:
         GoldenCaseError: an invalid ``contract`` (field path given), an unknown ``mode``, ``to``
@@ -380,6 +438,24 @@ def promote(
     if not os.path.isdir(to_path):
         raise GoldenCaseError(to_path, "is not a folder; choose another --to")
 
+    source_sha = _sha256(original.path) if src_file else None
+    replay_sha = _sha256(replay.path) if replay is not None and replay.path else None
+    source_id = {"sha256": source_sha, "run_id": run_id,
+                 "replay_sha256": replay_sha if replay is not None else None}
+    if replay is not None and replay_sha is None:  # a replay read from no file: its derived contract says it
+        source_id["replay_sha256"] = "contract:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    same = _same_input(to_path, source_id, case_mode, text.encode("utf-8"), hashlib.sha256(payload).hexdigest())
+    if same is not None:
+        folder = os.path.join(to_path, same)
+        found = _read_yaml(os.path.join(folder, "case.yaml"))
+        found_contract = _read_yaml(os.path.join(folder, "contract.yaml"))
+        return PromotedCase(same, folder, found.get("parent") if isinstance(found, Mapping) else None,
+                            tuple(os.path.join(folder, f) for f in ("trace.jsonl", "contract.yaml", "case.yaml")),
+                            found_contract if isinstance(found_contract, dict) else {},
+                            dict(found) if isinstance(found, Mapping) else {}, dropped, {}, len(spans),
+                            [*notes, f"already promoted as {same}: nothing written (the same run, replay and mode)"],
+                            already=True)
+
     for case_name, parent in _case_names(base):
         final = os.path.join(to_path, case_name)
         if os.path.lexists(final):
@@ -388,9 +464,9 @@ def promote(
             "schema": CASE_SCHEMA,
             "name": case_name,
             "failure": failure_text,
-            "source": {"file": os.path.basename(src_file) or None, "sha256": _sha256(original.path) if src_file else None,
+            "source": {"file": os.path.basename(src_file) or None, "sha256": source_sha,
                        "run_id": run_id, "trace_id": header.get("trace_id") or original.trace_id,
-                       "span_count": len(original.spans)},
+                       "span_count": len(original.spans), "replay_sha256": source_id["replay_sha256"]},
             "created": created.isoformat(),
             "owner": owner or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown",
             "review_by": (created + _dt.timedelta(days=REVIEW_DAYS)).isoformat(),
