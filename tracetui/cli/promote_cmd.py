@@ -38,6 +38,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--agent", metavar="AGENT", help="default AGENT for `golden run` (module:function)")
     p.add_argument("--seed-file", metavar="JSON", help="a fixture seed to keep with the case (seed.json, redacted)")
     p.add_argument("--redaction-key-file", metavar="PATH", help="the project redaction key (docs/redaction.md)")
+    p.add_argument("--force", action="store_true", help="promote a recording that did not end (a call never "
+                   "finished, the root span missing: the recorder was stopped mid-run); refused without it")
     p.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout")
 
 
@@ -78,7 +80,8 @@ def run_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                "`tracetui replay --seed-file` takes") from None
     redactor = _redactor(args, err)
     case = promote(original, replay, args.to, name=args.name, failure=args.failure, owner=args.owner,
-                   redactor=redactor, mode=args.mode, agent=args.agent, seed=seed)
+                   redactor=redactor, mode=args.mode, agent=args.agent, seed=seed,
+                   force=getattr(args, "force", False))
     clauses = [(section, c) for section, items in case.contract.items() if isinstance(items, list) for c in items]
     if case.already:
         if args.format == "json":

@@ -130,3 +130,20 @@ def test_promoting_the_bundled_incident_again_says_already_promoted(tmp_path: Pa
     assert rc == 0, err
     assert "already promoted as scheduling-friday-not-offered" in out
     assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["scheduling-friday-not-offered"]
+
+
+# ------------------------------------------------------------------ 15
+def test_a_recording_that_did_not_end_is_refused_unless_forced(incident: Path, tmp_path: Path) -> None:
+    """Item 15: the writer killed mid-run (no root span: the last line never written) is refused, exit 2,
+    naming the file and --force; with --force the case is written and says so."""
+    lines = incident.read_text().splitlines()
+    cut = tmp_path / "killed.jsonl"
+    cut.write_text("\n".join(line for line in lines if '"parent_id":null' not in line.replace(" ", "")) + "\n")
+    rc, out, err = cli("promote", cut, "--to", tmp_path / "golden")
+    assert rc == 2 and "killed.jsonl" in err and "did not end" in err and "--force" in err
+    assert not (tmp_path / "golden").exists() or not list((tmp_path / "golden").iterdir())
+    rc, out, err = cli("promote", cut, "--to", tmp_path / "golden", "--force", "--format", "json")
+    assert rc == 0, err
+    rep = json.loads(out)
+    assert any("did not end" in n for n in rep["notes"])
+    assert "root span" in yaml.safe_load(Path(rep["path"], "case.yaml").read_text())["source"]["incomplete"]

@@ -343,6 +343,7 @@ def promote(
     agent: str | None = None,
     seed: Any = None,
     today: _dt.date | None = None,
+    force: bool = False,
 ) -> PromotedCase:
     """Write the golden case ``to/NAME/`` (``trace.jsonl``, ``contract.yaml``, ``case.yaml``).
 
@@ -363,6 +364,9 @@ def promote(
         seed: A fixture seed (JSON value, e.g. ``--seed-file``'s content), written redacted as
             ``seed.json`` and named in ``seed_file``; None: no seed.
         today: The creation date (default: today, local time).
+        force: Promote a recording that did not end (``incomplete_reason``: a call started and
+            never finished, a tracetui recording without its root span); noted in ``notes`` and
+            as ``source.incomplete`` in ``case.yaml``.
 
     Returns:
         The PromotedCase; ``already`` when a case under ``to`` was promoted from the same input
@@ -370,16 +374,26 @@ def promote(
 
     Raises:
         GoldenCaseError: an invalid ``contract`` (field path given), an unknown ``mode``, ``to``
-            that is not a folder or cannot be written, an empty run.
+            that is not a folder or cannot be written, an empty run, a recording that did not end
+            (without ``force``).
     """
     to_path = os.fspath(to)
     if mode is not None and mode not in ("strict", "fixture"):
         raise GoldenCaseError("case.yaml", f"mode must be strict or fixture, not {mode!r}", where="mode")
     if not original.spans:
         raise GoldenCaseError(original.path or "ORIGINAL", "the run has no spans: nothing to promote")
+    from tracetui.core.harness.cassette import incomplete_reason
+
+    incomplete = incomplete_reason(original)
+    if incomplete is not None and not force:
+        raise GoldenCaseError(original.path or "ORIGINAL", f"the recording did not end ({incomplete}): a case from "
+                              "it would test a run cut short; record the run again, or pass --force to promote it as "
+                              "it is")
     # pass 1: redact both runs whole (the redactor learns every sensitive value), derive from them
     derivation = derive_redacted(original, replay, redactor)
     notes = list(derivation.notes)
+    if incomplete is not None:
+        notes.append(f"promoted with --force although the recording did not end: {incomplete}")
     why: Mapping[str, str] = derivation.why
     if contract is None:
         contract_data: dict[str, Any] = derivation.contract
@@ -466,7 +480,8 @@ def promote(
             "failure": failure_text,
             "source": {"file": os.path.basename(src_file) or None, "sha256": source_sha,
                        "run_id": run_id, "trace_id": header.get("trace_id") or original.trace_id,
-                       "span_count": len(original.spans), "replay_sha256": source_id["replay_sha256"]},
+                       "span_count": len(original.spans), "replay_sha256": source_id["replay_sha256"],
+                       **({"incomplete": incomplete} if incomplete is not None else {})},
             "created": created.isoformat(),
             "owner": owner or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown",
             "review_by": (created + _dt.timedelta(days=REVIEW_DAYS)).isoformat(),
