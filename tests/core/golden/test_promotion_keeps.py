@@ -147,3 +147,27 @@ def test_a_recording_that_did_not_end_is_refused_unless_forced(incident: Path, t
     rep = json.loads(out)
     assert any("did not end" in n for n in rep["notes"])
     assert "root span" in yaml.safe_load(Path(rep["path"], "case.yaml").read_text())["source"]["incomplete"]
+
+
+# ------------------------------------------------------------------ 13
+THREE = """\
+schema: tracetui-contract/1
+forbid_call:
+  - {id: no-refund, tool: issue_refund}
+max_calls:
+  - {id: one-refund, tool: issue_refund, max: 1}
+final_state:
+  - {id: asks-to-check, path: output.message, equals: "I couldn't find that order; could you check the order number?"}
+"""
+
+
+def test_a_final_state_of_the_runs_own_output_is_checked_without_a_fixture(incident: Path, tmp_path: Path) -> None:
+    """Item 13: a contract with three violations reports three on a run with no fixture state (a recording)."""
+    case = _promote(incident, tmp_path / "golden", contract=yaml.safe_load(THREE))
+    rc, out, err = cli("golden", "run", case.path, "--replay", incident, "--format", "json")
+    [res] = json.loads(out)["cases"]
+    assert rc == 1 and res["outcome"] == "fail"
+    assert {v["clause_id"] for v in res["violations"]} == {"no-refund", "one-refund", "asks-to-check"}
+    [state] = [v for v in res["violations"] if v["clause_id"] == "asks-to-check"]
+    assert "has been issued" in state["message"]  # the run's own answer, quoted
+    assert not any("asks-to-check: not checked" in n for n in res["notes"])
