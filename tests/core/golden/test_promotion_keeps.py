@@ -171,3 +171,37 @@ def test_a_final_state_of_the_runs_own_output_is_checked_without_a_fixture(incid
     [state] = [v for v in res["violations"] if v["clause_id"] == "asks-to-check"]
     assert "has been issued" in state["message"]  # the run's own answer, quoted
     assert not any("asks-to-check: not checked" in n for n in res["notes"])
+
+
+# ------------------------------------------------------------------ 14
+RAW_EMAIL = "ann.lee@example.com"
+
+
+def _raw_run(tmp_path: Path) -> Path:
+    """A run holding a raw email in a write's arguments (another tool's export: nothing redacted)."""
+    def span(sid: str, parent: str | None, seq: int, kind: str, name: str, **section: object) -> dict:
+        return {"span_id": sid, "parent_id": parent, "seq": seq, "kind": kind, "name": name,
+                "start_ns": 1_000 + seq, "end_ns": 2_000 + seq, "status": "ok", "error_type": None, kind: section}
+
+    header = {"schema": "tracetui/1", "run_id": "run-raw-1", "read_tools": []}
+    spans = [span("r", None, 0, "agent", "invoke_agent mailer", input={"message": f"write to {RAW_EMAIL}"},
+                  output={"message": f"Sent to {RAW_EMAIL}."}),
+             span("l", "r", 1, "llm", "chat m", output={"role": "assistant", "content": "Sending."}),
+             span("w", "r", 2, "tool", "execute_tool send_email", tool_name="send_email", effect="write",
+                  arguments={"to": RAW_EMAIL, "body": "hello"}, output={"status": "sent"})]
+    path = tmp_path / "raw.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in [header, *spans]))
+    return path
+
+
+def test_golden_run_redacts_a_raw_replay_before_checking(tmp_path: Path) -> None:
+    """Item 14: the case holds the email's token; a raw replay is redacted with the project key first, so the
+    forbidden call fires, and no raw value is printed (text or JSON)."""
+    raw = _raw_run(tmp_path)
+    case = _promote(raw, tmp_path / "golden")
+    forbid = yaml.safe_load((Path(case.path) / "contract.yaml").read_text())["forbid_call"]
+    assert RAW_EMAIL not in json.dumps(forbid) and "<EMAIL_" in json.dumps(forbid)
+    for fmt in ("json", "text"):
+        rc, out, err = cli("golden", "run", case.path, "--replay", raw, "--format", fmt)
+        assert rc == 1 and RAW_EMAIL not in out + err, out
+        assert forbid[0]["id"] in out

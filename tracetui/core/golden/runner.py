@@ -357,7 +357,8 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
         case: From ``find_cases``/``load_case`` (a case with ``error`` gives an ``error`` result).
         agent: ``module:function`` or ``file.py:function`` to replay (default ``case.yaml`` ``agent``;
             a relative path is taken from the current directory, as by ``tracetui replay``).
-        replay: A replay trace to check instead of running an agent: each of its runs is a trial.
+        replay: A replay trace to check instead of running an agent: each of its runs is a trial,
+            redacted with the project key (as the case was) before it is checked.
         trials: Trials to run (default the contract's ``trials.count``); ignored with ``replay``.
         keep: A folder to keep the replay trace in (``NAME.jsonl``); default a temporary folder,
             removed. An existing ``NAME.jsonl`` is an ``error`` outcome unless ``force``.
@@ -379,8 +380,17 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
         if replay is not None:
             from tracetui.core.readers import read_runs
 
-            runs = read_runs(replay).runs
-            return judge(case, runs)
+            from tracetui.core.golden.promote import redact_trace
+            from tracetui.core.harness.redact import project_redactor
+
+            # the case holds tokens of the project key: the replay is redacted with it before it is
+            # checked, so a raw value matches its token and no raw value reaches the report
+            redactor, note = project_redactor(redaction_key_file)
+            runs = [redact_trace(t, redactor) for t in read_runs(replay).runs]
+            result = judge(case, runs)
+            if note is not None:
+                result.notes.insert(0, note)
+            return result
         ref = agent or case.agent
         if ref is None:
             return _error(case, "no agent to replay: pass --agent AGENT (or --replay REPLAY.jsonl), or set `agent` "
