@@ -100,6 +100,19 @@ def test_keep_writes_the_replay(tmp_path: Path) -> None:
     assert "replay kept: " in out and "(2 trial(s))" in out
 
 
+def test_keep_never_overwrites_without_force(tmp_path: Path) -> None:
+    """Issue 20 item 16: a kept replay already there is left as it is (error, exit 2) unless --force."""
+    _case(tmp_path / "golden", "friday")
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "friday.jsonl").write_text("mine\n")
+    code, out, _ = _run(str(tmp_path / "golden"), "--agent", f"{AGENT}:run_fixed", "--keep", str(tmp_path / "kept"))
+    assert code == 2 and "--force" in out and "ERROR friday" in out
+    assert (tmp_path / "kept" / "friday.jsonl").read_text() == "mine\n"
+    code, out, _ = _run(str(tmp_path / "golden"), "--agent", f"{AGENT}:run_fixed", "--keep", str(tmp_path / "kept"),
+                        "--force")
+    assert code == 0 and (tmp_path / "kept" / "friday.jsonl").read_text() != "mine\n"
+
+
 def test_missing_folder_and_bad_trials_exit_2(tmp_path: Path) -> None:
     code, out, err = _run(str(tmp_path / "nope"), "--agent", f"{AGENT}:run")
     assert (code, out) == (2, "") and "not a folder of golden cases" in err

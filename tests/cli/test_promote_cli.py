@@ -86,7 +86,8 @@ def test_promote_json_and_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_promote_twice_forks(tmp_path: Path) -> None:
     args = (str(SCHED / "original.jsonl"), str(SCHED / "replay.jsonl"), "--to", "golden", "--name", "friday")
     assert _cli(*args)[0] == 0
-    code, out, _ = _cli(*args)
+    code, out, _ = _cli(str(SCHED / "original.jsonl"), str(SCHED / "fixture.jsonl"), "--to", "golden", "--name",
+                        "friday", "--mode", "strict")
     assert code == 0 and "fork of friday" in out
     meta = yaml.safe_load((tmp_path / "golden" / "friday-fork-2" / "case.yaml").read_text())
     assert meta["parent"] == "friday"

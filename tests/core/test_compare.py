@@ -393,3 +393,21 @@ def test_ok_and_unset_status_are_equal_only_error_differs() -> None:
     dtype, fields = compare_spans(unset, err)
     assert dtype is DivergenceType.STATUS_MISMATCH and [f.path for f in fields] == ["status"]
     assert diff_traces(Trace([ok]), Trace([err])).first is not None
+
+
+def test_a_field_one_side_never_recorded_matches_the_other_sides_default() -> None:
+    """Issue 20 item 10: another tool's recording has no ``effect`` nor ``output_truncated``; the harness
+    replay of it writes ``effect: read`` and ``output_truncated: false``: the pair is equivalent. A truncated
+    output (true) against an unrecorded flag still differs."""
+    args = {"customer_id": "C-2207"}
+    recorded = make_span("tool", "get_order", arguments=args, output={"ok": 1})
+    replayed = make_span("tool", "get_order", arguments=args, output={"ok": 1}, effect="read",
+                         output_truncated=False)
+    assert compare_spans(recorded, replayed) == (None, ())
+    assert compare_spans(replayed, recorded) == (None, ())
+    truncated = make_span("tool", "get_order", arguments=args, output={"ok": 1}, effect="read",
+                          output_truncated=True)
+    dtype, changes = compare_spans(recorded, truncated)
+    assert dtype is T.OUTPUT_MISMATCH and [c.path for c in changes] == ["tool.output_truncated"]
+    zero = make_span("tool", "get_order", arguments=args, output={"ok": 1}, output_truncated=0)
+    assert compare_spans(recorded, zero)[0] is T.OUTPUT_MISMATCH  # 0 is not false

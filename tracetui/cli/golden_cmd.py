@@ -48,7 +48,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--trials", type=int, metavar="K", help="trials per case (default: the contract's trials.count)")
     run.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout (default: text)")
     run.add_argument("--keep", metavar="DIR", help="keep each case's replay trace as DIR/CASE.jsonl (default: "
-                     "temporary, removed)")
+                     "temporary, removed); an existing file is never replaced without --force")
+    run.add_argument("--force", action="store_true", help="with --keep: replace an existing DIR/CASE.jsonl")
     run.add_argument("--strict-divergence", action="store_true", help="exit 1 when a case diverged, as for a failure")
     run.add_argument("--redaction-key-file", metavar="PATH", help="the project redaction key (default: "
                      "TRACETUI_REDACTION_KEY, TRACETUI_REDACTION_KEY_FILE, then .tracetui/redaction.key; with none, "
@@ -117,7 +118,7 @@ def run_golden(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     results = []
     for case in cases:
         result = run_case(case, agent=args.agent, replay=args.replay, trials=args.trials, keep=args.keep,
-                          redaction_key_file=args.redaction_key_file)
+                          redaction_key_file=args.redaction_key_file, force=getattr(args, "force", False))
         results.append(result)
         if args.format == "text":
             print("\n".join(case_lines(result)), file=out)

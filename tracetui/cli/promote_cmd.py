@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
         "to the causal path; every dropped span listed), contract.yaml (must_call, forbid_call, max_calls, order, "
         "success_requires, final_state derived from the run and its divergence from REPLAY; edit it freely) and "
         "case.yaml (provenance). An existing case is never overwritten: the same name again writes NAME-fork-N "
-        "pointing at it. Exit 0 when the case was written, 2 on errors.",
+        "pointing at it; the same run, replay and mode promoted again writes nothing (\"already promoted as NAME\"). Exit 0 when the case was written, 2 on errors.",
     )
     p.add_argument("original", metavar="ORIGINAL", help="the failing run (any readable format; FILE#RUN)")
     p.add_argument("replay", metavar="REPLAY", nargs="?", help="a replay of the fixed agent (tracetui replay --out)")
@@ -38,6 +38,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--agent", metavar="AGENT", help="default AGENT for `golden run` (module:function)")
     p.add_argument("--seed-file", metavar="JSON", help="a fixture seed to keep with the case (seed.json, redacted)")
     p.add_argument("--redaction-key-file", metavar="PATH", help="the project redaction key (docs/redaction.md)")
+    p.add_argument("--force", action="store_true", help="promote a recording that did not end (a call never "
+                   "finished, the root span missing: the recorder was stopped mid-run); refused without it")
     p.add_argument("--format", choices=("text", "json"), default="text", help="report format on stdout")
 
 
@@ -78,14 +80,24 @@ def run_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                "`tracetui replay --seed-file` takes") from None
     redactor = _redactor(args, err)
     case = promote(original, replay, args.to, name=args.name, failure=args.failure, owner=args.owner,
-                   redactor=redactor, mode=args.mode, agent=args.agent, seed=seed)
+                   redactor=redactor, mode=args.mode, agent=args.agent, seed=seed,
+                   force=getattr(args, "force", False))
     clauses = [(section, c) for section, items in case.contract.items() if isinstance(items, list) for c in items]
+    if case.already:
+        if args.format == "json":
+            out.write(orjson.dumps({"schema_version": 1, "case": case.name, "path": case.path,
+                                    "already_promoted": True, "notes": case.notes},
+                                   option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            print(f"already promoted as {safe(case.name)} ({safe(case.path)}/): nothing written", file=out)
+        return EXIT_OK
     if args.format == "json":
         out.write(orjson.dumps({
             "schema_version": 1, "case": case.name, "path": case.path, "parent": case.parent,
             "files": list(case.files), "failure": case.case["failure"], "mode": case.case["mode"],
             "clauses": [{"section": s, **c} for s, c in clauses], "spans_kept": case.kept,
             "dropped_spans": case.dropped, "redactions": case.redactions, "notes": case.notes,
+            "already_promoted": False,
         }, option=orjson.OPT_INDENT_2).decode() + "\n")
         return EXIT_OK
     fork = f" (fork of {safe(case.parent)})" if case.parent else ""

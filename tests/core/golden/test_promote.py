@@ -80,7 +80,8 @@ def test_scheduling_with_strict_replay(tmp_path: Path) -> None:
     assert meta["source"] == {"file": "original.jsonl",
                               "sha256": hashlib.sha256((SCHED / "original.jsonl").read_bytes()).hexdigest(),
                               "run_id": "run-2026-11-03-0042", "trace_id": read_trace(SCHED / "original.jsonl").header["trace_id"],
-                              "span_count": 7}
+                              "span_count": 7,
+                              "replay_sha256": hashlib.sha256((SCHED / "replay.jsonl").read_bytes()).hexdigest()}
     assert "list_open_slots" in meta["failure"] and "2026-11-06" in meta["failure"]
     fixture = read_trace(folder / "trace.jsonl")
     assert fixture.issues == []
@@ -235,14 +236,14 @@ def _noisy(tmp_path: Path) -> Path:
 
 
 def test_reduce_to_the_causal_path(tmp_path: Path) -> None:
-    """Memory/other spans, duplicate telemetry and a read after the last decision are dropped with a
-    reason; the orphan is re-parented; the malformed id and the truncated flag are kept as they were."""
+    """Memory/other spans and duplicate telemetry are dropped with a reason, a read after the last
+    decision is kept (a strict replay makes it); the orphan is re-parented; the malformed id and the truncated flag are kept as they were."""
     trace = read_trace(_noisy(tmp_path))
     kept, dropped, notes = reduce_trace(trace)
-    assert [s.span_id for s in kept] == ["r", "l1", "t1", "w1", "l2"]
+    assert [s.span_id for s in kept] == ["r", "l1", "t1", "w1", "l2", "t2"]
     reasons = {d["span_id"]: d["reason"] for d in dropped}
-    assert set(reasons) == {"m", "t1b", "t2", "o1"}
-    assert "duplicate telemetry of span t1" in reasons["t1b"] and "after the last decision" in reasons["t2"]
+    assert set(reasons) == {"m", "t1b", "o1"}
+    assert "duplicate telemetry of span t1" in reasons["t1b"]
     assert "not on the causal path" in reasons["m"]
     assert any("re-parented" in n for n in notes)
     case = _promote(tmp_path / "noisy.jsonl", None, tmp_path / "golden")
@@ -253,7 +254,7 @@ def test_reduce_to_the_causal_path(tmp_path: Path) -> None:
     assert by_id["w1"].data["arguments"]["order"] == "O--12 "  # malformed value kept exactly
     assert by_id["t1"].data["output_truncated"] is True and len(by_id["t1"].data["output"]["items"][0]) == 5000
     meta = yaml.safe_load((Path(case.path) / "case.yaml").read_text())
-    assert [d["span_id"] for d in meta["dropped_spans"]] == ["m", "t1b", "t2", "o1"]
+    assert [d["span_id"] for d in meta["dropped_spans"]] == ["m", "t1b", "o1"]
     # the failing write, no replay: forbidden with its stable args (idempotency key left out), max 1
     clauses = _clauses(case)
     assert _strip_ids(clauses["forbid_call"]) == [{"tool": "refund", "args": {"order": "O--12 ", "amount": 10}}]
@@ -262,10 +263,13 @@ def test_reduce_to_the_causal_path(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- names, forks, atomicity
 def test_promoting_twice_forks_with_parent(tmp_path: Path) -> None:
-    """The same name again: NAME-fork-2, then -fork-3, each pointing at NAME; the original case untouched."""
+    """The same name for other input: NAME-fork-2, then -fork-3, each pointing at NAME; the original case
+    untouched; the same input again: nothing written."""
     first = _promote(SCHED / "original.jsonl", SCHED / "replay.jsonl", tmp_path, name="Friday not offered!")
     assert first.name == "friday-not-offered"
     before = {p.name: p.read_bytes() for p in Path(first.path).iterdir()}
+    again = _promote(SCHED / "original.jsonl", SCHED / "replay.jsonl", tmp_path, name="Friday not offered!")
+    assert (again.already, again.name) == (True, "friday-not-offered")
     second = _promote(SCHED / "original.jsonl", SCHED / "fixture.jsonl", tmp_path, name="friday not offered")
     third = _promote(SCHED / "original.jsonl", None, tmp_path, name="friday-not-offered")
     assert (second.name, second.parent) == ("friday-not-offered-fork-2", "friday-not-offered")

@@ -343,6 +343,21 @@ def screen_pairs(
     return out
 
 
+_UNRECORDED_MATCHES: dict[str, tuple[Any, ...] | None] = {"effect": None, "output_truncated": (False,)}
+"""Fields some recorders never write: absent on one side, they match the other side's value when it is
+one of these (None: any value; ``effect`` absent means unknown, not different) instead of differing
+whole (a harness replay of another tool's recording writes ``effect`` and ``output_truncated: false``)."""
+
+
+def _unrecorded(name: str, x: Any, y: Any) -> bool:
+    """One side never recorded ``name`` and the other holds its default (``_UNRECORDED_MATCHES``)."""
+    if (x is ABSENT) is (y is ABSENT) or name not in _UNRECORDED_MATCHES:
+        return False
+    allowed = _UNRECORDED_MATCHES[name]
+    other = y if x is ABSENT else x
+    return allowed is None or any(other is v for v in allowed)
+
+
 def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldChange, ...]]:
     """Field by field, in priority order, down to the leaves."""
     kind = a.kind
@@ -354,7 +369,8 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         changes.append(FieldChange("kind", kind.value, b.kind.value))
         primary = _IN if kind in (SpanKind.LLM, SpanKind.AGENT, SpanKind.OTHER) else _ARGS
     for name, path, dtype, flags in ins:
-        if _diff(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        x, y = da.get(name, ABSENT), db.get(name, ABSENT)
+        if not _unrecorded(name, x, y) and _diff(path, x, y, flags, changes) and primary is None:
             primary = dtype
     if failed(a) is not failed(b):
         changes.append(FieldChange("status", a.status.value, b.status.value))
@@ -365,7 +381,8 @@ def _compare_slow(a: Span, b: Span) -> tuple[DivergenceType | None, tuple[FieldC
         if primary is None:
             primary = _STAT
     for name, path, dtype, flags in outs:
-        if _diff(path, da.get(name, ABSENT), db.get(name, ABSENT), flags, changes) and primary is None:
+        x, y = da.get(name, ABSENT), db.get(name, ABSENT)
+        if not _unrecorded(name, x, y) and _diff(path, x, y, flags, changes) and primary is None:
             primary = dtype
     if primary is None:
         return None, ()

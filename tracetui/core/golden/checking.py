@@ -199,11 +199,14 @@ def _summary(trace: Trace) -> Mapping[str, Any] | None:
 
 
 _MISSING = object()
+OUTPUT_PATH = "output"
+"""First key of a ``final_state`` path that names the run's own output (the root span's ``output``,
+what the agent returned) rather than the fixture state: checked with or without a fixture replay."""
 
 
-def _lookup(state: Any, path: str) -> Any:
+def _lookup(state: Any, path: str | list[Any]) -> Any:
     cur = state
-    for part in path_parts(path):
+    for part in (path_parts(path) if isinstance(path, str) else path):
         if isinstance(cur, Mapping):
             key = str(part)
             if key not in cur:
@@ -308,6 +311,16 @@ def _check_clause(clause: Clause, trace: Trace, trial: int, final_state: Any) ->
         need = f"a successful {clause.tool}" + (f" with output {_short(clause.output)}" if clause.output is not None else "")
         return [v(f"the final answer claims success (/{clause.claim}/) without {need} before it", holder.span_id)]
     assert isinstance(clause, FinalState)
+    parts = path_parts(clause.path)
+    if not clause.unchanged and parts and parts[0] == OUTPUT_PATH and not (
+            isinstance(final_state, Mapping) and OUTPUT_PATH in final_state):
+        # the run's own output (the root span's): checked in every run, fixture state or none
+        output = root.data.get("output", _MISSING) if root is not None else _MISSING
+        actual = _lookup(output, list(parts[1:]))
+        if actual is not _MISSING and canonicalize(actual) == canonicalize(clause.equals):
+            return []
+        got = "absent" if actual is _MISSING else _short(actual)
+        return [v(f"the run's {clause.path} is {got}, expected {_short(clause.equals)}", root_id)]
     if clause.unchanged:
         summary = _summary(trace)
         changes = summary.get("changes") if summary is not None else None

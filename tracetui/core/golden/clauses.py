@@ -116,7 +116,8 @@ class FinalState:
     """The fixture state at the end of the run: the value at ``path`` (dotted keys, ``[n]`` or
     ``.n`` for list items) equals ``equals`` (canonical values), or, with ``unchanged: true``, no
     write changed anything at or under ``path`` (collateral damage). Soft, layer state; needs the
-    run's final state (fixture mode)."""
+    run's final state (fixture mode), except an ``equals`` path whose first key is ``output``: the
+    run's own output (the root span's), checked on every run."""
 
     id: str
     path: str

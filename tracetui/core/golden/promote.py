@@ -5,9 +5,9 @@
 - ``trace.jsonl``: the fixture, the original run **redacted before it is written** (the project
   ``Redactor``: stable typed tokens, the same as recording) and **reduced to the causal path**
   (``reduce_trace``): the root and every ancestor of a kept span, the input (the root's), every
-  LLM and decision span, every tool/retrieval call that started before the last decision (its
-  output could feed it), every write. Dropped: memory and other spans, calls after the last
-  decision, duplicate telemetry of a call; each drop is listed in ``case.yaml``. Values are
+  LLM and decision span, every tool/retrieval call (reads after the last decision too: a strict
+  replay of the fixed agent makes them; a call of unknown effect is kept as a write). Dropped:
+  memory and other spans, duplicate telemetry of a call; each drop is listed in ``case.yaml``. Values are
   copied whole: error bodies, malformed ids and ``output_truncated`` flags stay as they were.
 - ``contract.yaml``: clauses derived from the run and its divergence from the fixed replay
   (``derive_contract``; the rules are in its docstring).
@@ -15,8 +15,11 @@
   redactions applied, dropped spans, mode).
 
 The case folder is built in a hidden temporary folder next to it and renamed into place, so a
-case is complete or absent; an existing case is never overwritten: promoting again under the
-same name writes the fork ``NAME-fork-2`` (the next free number) with ``parent: NAME``.
+case is complete or absent; an existing case is never overwritten: promoting other input under
+the same name writes the fork ``NAME-fork-2`` (the next free number) with ``parent: NAME``.
+Promotion is deterministic and content-addressed: the same run (source file hash and run id),
+replay (``source.replay_sha256``) and mode give the same fixture and contract, so promoting them
+again writes nothing and returns the case found (``PromotedCase.already``, its date kept).
 
 Pure library: no printing; errors are ``GoldenCaseError`` naming the file, field and fix.
 
@@ -48,7 +51,6 @@ from tracetui.core.golden.derive import (
     derive_contract,
     derive_name,
     is_fixture_replay,
-    is_write,
     parse_contract_text,
     slugify,
 )
@@ -101,6 +103,8 @@ class PromotedCase:
         redactions: Rule -> values replaced while promoting (``Redactor.fired`` difference).
         kept: Spans in the fixture.
         notes: What the reader should check or add.
+        already: The same input was promoted before: nothing was written, ``name``/``path`` are
+            that case's (``files``, ``contract`` and ``case`` as found there).
     """
 
     name: str
@@ -113,6 +117,7 @@ class PromotedCase:
     redactions: dict[str, int]
     kept: int
     notes: list[str] = field(default_factory=list)
+    already: bool = False
 
 
 
@@ -139,10 +144,12 @@ def _duplicate_of(span: Span, kept: list[Span]) -> Span | None:
 def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[str]]:
     """The causal path of a run (not redacted: ``promote`` redacts).
 
-    Kept: roots and agent spans; LLM and decision spans; tool and retrieval calls that started
-    before the last LLM or decision span; every write (the failing write among them); every
-    ancestor of a kept span. Dropped (with a reason): memory and other spans, calls after the last
-    decision, a call repeated as duplicate telemetry (same call id or times, same content).
+    Kept: roots and agent spans; LLM and decision spans; every tool and retrieval call, reads
+    after the last LLM or decision span included (a strict replay of the fixed agent is served
+    each of them, or it diverges) and calls of unknown effect (no ``effect``, no header
+    ``read_tools``: kept as writes, the failing write may be one); every ancestor of a kept span.
+    Dropped (with a reason): memory and other spans, a call repeated as duplicate telemetry (same
+    call id or times, same content).
     A span whose parent is absent (or dropped) is re-parented to the nearest kept ancestor, else
     to the root, so the fixture reads without warnings.
 
@@ -152,8 +159,6 @@ def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[s
     """
     spans = sorted(trace.spans, key=lambda s: s.seq)
     by_id = {s.span_id: s for s in spans}
-    decisions = [s.seq for s in spans if s.kind in (SpanKind.LLM, SpanKind.DECISION)]
-    last_decision = max(decisions) if decisions else None
     keep: set[str] = set()
     reasons: dict[str, str] = {}
     kept_calls: list[Span] = []
@@ -166,16 +171,10 @@ def reduce_trace(trace: Trace) -> tuple[list[Span], list[dict[str, Any]], list[s
             if dup is not None:
                 reasons[s.span_id] = f"duplicate telemetry of span {dup.span_id}"
                 continue
-            if is_write(s, trace.header):
-                keep.add(s.span_id)
-                kept_calls.append(s)
-                continue
-            if last_decision is not None and s.seq < last_decision:
-                keep.add(s.span_id)
-                kept_calls.append(s)
-                continue
-            reasons[s.span_id] = ("a read after the last decision (seq %d): its output fed no decision" % last_decision
-                                  if last_decision is not None else "a read in a run with no decision")
+            # Every call is kept: a strict replay of the fixed agent is served each read the original
+            # made (also after the last decision), and a call of unknown effect may be the failing write.
+            keep.add(s.span_id)
+            kept_calls.append(s)
             continue
         reasons[s.span_id] = f"{s.kind.value} span: not on the causal path"
     # ancestors of kept spans
@@ -271,6 +270,57 @@ def _write_file(folder: str, name: str, data: bytes) -> str:
     return path
 
 
+def _read_yaml(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+
+
+def _same_input(to_path: str, source: Mapping[str, Any], mode: str, contract_body: bytes,
+                payload_sha: str) -> str | None:
+    """The name of a case under ``to_path`` promoted from the same input, or None.
+
+    Same input: the same source file hash and run id (or, for a run read from no file, the same
+    fixture bytes), the same mode, and the same replay (``source.replay_sha256``; a case written
+    before that field existed: the same contract text, the one the replay derived)."""
+    try:
+        names = sorted(os.listdir(to_path))
+    except OSError:
+        return None
+    for name in names:
+        folder = os.path.join(to_path, name)
+        meta = _read_yaml(os.path.join(folder, "case.yaml"))
+        if name.startswith(".") or not isinstance(meta, Mapping) or meta.get("mode") != mode:
+            continue
+        src = meta.get("source")
+        if not isinstance(src, Mapping):
+            continue
+        if source.get("sha256"):
+            if (src.get("sha256"), src.get("run_id")) != (source.get("sha256"), source.get("run_id")):
+                continue
+        else:
+            try:
+                with open(os.path.join(folder, "trace.jsonl"), "rb") as fh:
+                    if hashlib.sha256(fh.read()).hexdigest() != payload_sha:
+                        continue
+            except OSError:
+                continue
+        if "replay_sha256" in src:
+            if src.get("replay_sha256") != source.get("replay_sha256"):
+                continue
+        else:
+            try:
+                with open(os.path.join(folder, "contract.yaml"), "rb") as fh:
+                    if fh.read() != contract_body:
+                        continue
+            except OSError:
+                continue
+        return name
+    return None
+
+
 def _case_names(base: str) -> Any:
     yield base, None
     n = 2
@@ -293,6 +343,7 @@ def promote(
     agent: str | None = None,
     seed: Any = None,
     today: _dt.date | None = None,
+    force: bool = False,
 ) -> PromotedCase:
     """Write the golden case ``to/NAME/`` (``trace.jsonl``, ``contract.yaml``, ``case.yaml``).
 
@@ -313,22 +364,36 @@ def promote(
         seed: A fixture seed (JSON value, e.g. ``--seed-file``'s content), written redacted as
             ``seed.json`` and named in ``seed_file``; None: no seed.
         today: The creation date (default: today, local time).
+        force: Promote a recording that did not end (``incomplete_reason``: a call started and
+            never finished, a tracetui recording without its root span); noted in ``notes`` and
+            as ``source.incomplete`` in ``case.yaml``.
 
     Returns:
-        The PromotedCase.
+        The PromotedCase; ``already`` when a case under ``to`` was promoted from the same input
+        (nothing written).
 
     Raises:
         GoldenCaseError: an invalid ``contract`` (field path given), an unknown ``mode``, ``to``
-            that is not a folder or cannot be written, an empty run.
+            that is not a folder or cannot be written, an empty run, a recording that did not end
+            (without ``force``).
     """
     to_path = os.fspath(to)
     if mode is not None and mode not in ("strict", "fixture"):
         raise GoldenCaseError("case.yaml", f"mode must be strict or fixture, not {mode!r}", where="mode")
     if not original.spans:
         raise GoldenCaseError(original.path or "ORIGINAL", "the run has no spans: nothing to promote")
+    from tracetui.core.harness.cassette import incomplete_reason
+
+    incomplete = incomplete_reason(original)
+    if incomplete is not None and not force:
+        raise GoldenCaseError(original.path or "ORIGINAL", f"the recording did not end ({incomplete}): a case from "
+                              "it would test a run cut short; record the run again, or pass --force to promote it as "
+                              "it is")
     # pass 1: redact both runs whole (the redactor learns every sensitive value), derive from them
     derivation = derive_redacted(original, replay, redactor)
     notes = list(derivation.notes)
+    if incomplete is not None:
+        notes.append(f"promoted with --force although the recording did not end: {incomplete}")
     why: Mapping[str, str] = derivation.why
     if contract is None:
         contract_data: dict[str, Any] = derivation.contract
@@ -387,6 +452,24 @@ def promote(
     if not os.path.isdir(to_path):
         raise GoldenCaseError(to_path, "is not a folder; choose another --to")
 
+    source_sha = _sha256(original.path) if src_file else None
+    replay_sha = _sha256(replay.path) if replay is not None and replay.path else None
+    source_id = {"sha256": source_sha, "run_id": run_id,
+                 "replay_sha256": replay_sha if replay is not None else None}
+    if replay is not None and replay_sha is None:  # a replay read from no file: its derived contract says it
+        source_id["replay_sha256"] = "contract:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    same = _same_input(to_path, source_id, case_mode, text.encode("utf-8"), hashlib.sha256(payload).hexdigest())
+    if same is not None:
+        folder = os.path.join(to_path, same)
+        found = _read_yaml(os.path.join(folder, "case.yaml"))
+        found_contract = _read_yaml(os.path.join(folder, "contract.yaml"))
+        return PromotedCase(same, folder, found.get("parent") if isinstance(found, Mapping) else None,
+                            tuple(os.path.join(folder, f) for f in ("trace.jsonl", "contract.yaml", "case.yaml")),
+                            found_contract if isinstance(found_contract, dict) else {},
+                            dict(found) if isinstance(found, Mapping) else {}, dropped, {}, len(spans),
+                            [*notes, f"already promoted as {same}: nothing written (the same run, replay and mode)"],
+                            already=True)
+
     for case_name, parent in _case_names(base):
         final = os.path.join(to_path, case_name)
         if os.path.lexists(final):
@@ -395,9 +478,10 @@ def promote(
             "schema": CASE_SCHEMA,
             "name": case_name,
             "failure": failure_text,
-            "source": {"file": os.path.basename(src_file) or None, "sha256": _sha256(original.path) if src_file else None,
+            "source": {"file": os.path.basename(src_file) or None, "sha256": source_sha,
                        "run_id": run_id, "trace_id": header.get("trace_id") or original.trace_id,
-                       "span_count": len(original.spans)},
+                       "span_count": len(original.spans), "replay_sha256": source_id["replay_sha256"],
+                       **({"incomplete": incomplete} if incomplete is not None else {})},
             "created": created.isoformat(),
             "owner": owner or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown",
             "review_by": (created + _dt.timedelta(days=REVIEW_DAYS)).isoformat(),

@@ -350,19 +350,21 @@ def _redactor(spec: Any, notes: list[str], key_file: str | None) -> Any:
 
 
 def run_case(case: Case, *, agent: str | None = None, replay: str | None = None, trials: int | None = None,
-             keep: str | None = None, redaction_key_file: str | None = None) -> CaseResult:
+             keep: str | None = None, redaction_key_file: str | None = None, force: bool = False) -> CaseResult:
     """Run one case and judge it.
 
     Args:
         case: From ``find_cases``/``load_case`` (a case with ``error`` gives an ``error`` result).
         agent: ``module:function`` or ``file.py:function`` to replay (default ``case.yaml`` ``agent``;
             a relative path is taken from the current directory, as by ``tracetui replay``).
-        replay: A replay trace to check instead of running an agent: each of its runs is a trial.
+        replay: A replay trace to check instead of running an agent: each of its runs is a trial,
+            redacted with the project key (as the case was) before it is checked.
         trials: Trials to run (default the contract's ``trials.count``); ignored with ``replay``.
-        keep: A folder to keep the replay trace in (``NAME.jsonl``, replaced if it exists); default a
-            temporary folder, removed.
+        keep: A folder to keep the replay trace in (``NAME.jsonl``); default a temporary folder,
+            removed. An existing ``NAME.jsonl`` is an ``error`` outcome unless ``force``.
         redaction_key_file: The project key file (default: ``load_key``'s lookup; with no key a
             one-off key is used and noted).
+        force: Replace an existing kept replay trace.
 
     The agent is replayed against ``trace.jsonl`` in the case's ``mode`` (``strict`` or ``fixture``,
     with ``seed_file``) with the model called again (``llm="live"``: a fixed agent renders other
@@ -378,18 +380,28 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
         if replay is not None:
             from tracetui.core.readers import read_runs
 
-            runs = read_runs(replay).runs
-            return judge(case, runs)
+            from tracetui.core.golden.promote import redact_trace
+            from tracetui.core.harness.redact import project_redactor
+
+            # the case holds tokens of the project key: the replay is redacted with it before it is
+            # checked, so a raw value matches its token and no raw value reaches the report
+            redactor, note = project_redactor(redaction_key_file)
+            runs = [redact_trace(t, redactor) for t in read_runs(replay).runs]
+            result = judge(case, runs)
+            if note is not None:
+                result.notes.insert(0, note)
+            return result
         ref = agent or case.agent
         if ref is None:
             return _error(case, "no agent to replay: pass --agent AGENT (or --replay REPLAY.jsonl), or set `agent` "
                                 "in case.yaml")
-        return _replay_agent(case, ref, trials, keep, redaction_key_file)
+        return _replay_agent(case, ref, trials, keep, redaction_key_file, force)
     except (TracetuiError, OSError) as exc:
         return _error(case, str(exc))
 
 
-def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, key_file: str | None) -> CaseResult:
+def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, key_file: str | None,
+                  force: bool = False) -> CaseResult:
     from tracetui.core.harness.agent import load_agent
     from tracetui.core.harness.run import replay as harness_replay
     from tracetui.core.readers import read_runs, read_trace
@@ -412,6 +424,8 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
             return _error(case, f"--keep {keep} is a file, not a folder: name a folder for the replay traces")
         os.makedirs(keep, exist_ok=True)
         out = os.path.join(keep, f"{_safe_name(os.path.basename(os.path.normpath(case.path)))}.jsonl")
+        if os.path.lexists(out) and not force:
+            return _error(case, f"--keep: {out} exists; pass --force to replace it, or keep into another folder")
     else:
         tmpdir = tempfile.mkdtemp(prefix="tracetui-golden-")
         out = os.path.join(tmpdir, "replay.jsonl")
@@ -435,14 +449,14 @@ def _safe_name(name: str) -> str:
 
 def run_cases(folder: str | os.PathLike[str], *, agent: str | None = None, replay: str | None = None,
               trials: int | None = None, keep: str | None = None,
-              redaction_key_file: str | None = None) -> list[CaseResult]:
+              redaction_key_file: str | None = None, force: bool = False) -> list[CaseResult]:
     """``run_case`` on every case of ``find_cases(folder)``, in order.
 
     Raises:
         GoldenCaseError: ``folder`` is not a folder (a damaged case is an ``error`` result instead).
     """
-    return [run_case(c, agent=agent, replay=replay, trials=trials, keep=keep, redaction_key_file=redaction_key_file)
-            for c in find_cases(folder)]
+    return [run_case(c, agent=agent, replay=replay, trials=trials, keep=keep, redaction_key_file=redaction_key_file,
+                     force=force) for c in find_cases(folder)]
 
 
 def counts(results: Sequence[CaseResult]) -> dict[str, int]:

@@ -1,0 +1,207 @@
+"""Promotion keeps what the case needs (issue 20, items 11-17): every read the original made, every call
+of unknown effect, a final_state checked from the run's own output, a redacted --replay side, no promotion
+of a recording that did not end without --force, no overwrite by --keep, and the same case for the same input.
+
+The agent is the held-out refunds agent of the golden acceptance (tests/data/golden_acceptance/refund_agent.py):
+after answering it reads a help article, after its last LLM call.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tracetui.cli.main import main
+from tracetui.core.golden.promote import CONTRACT_SCHEMA, promote, reduce_trace
+from tracetui.core.golden.runner import load_case, run_case
+from tracetui.core.harness import Redactor, load_agent, record
+from tracetui.core.readers import read_trace
+
+KEY = "keeps-test-key-0123456789abcdefgh"
+AGENT = str(Path(__file__).resolve().parents[2] / "data" / "golden_acceptance" / "refund_agent.py")
+INPUT = {"customer_id": "CUS-1001",
+         "message": "My order 0RD-5521 arrived broken, please refund it. Reach me at ann.lee@example.com"}
+EMPTY = {"schema": CONTRACT_SCHEMA, "trials": {"count": 1, "safety": "all", "soft": {"at_least": 1}}}
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = main([str(a) for a in argv], stdout=out, stderr=err)
+    assert "Traceback" not in out.getvalue() + err.getvalue()
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def incident(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("keeps") / "original.jsonl"
+    record(load_agent(f"{AGENT}:run"), INPUT, str(out), redactor=Redactor(KEY.encode()),
+           clock="2026-03-02T09:00:00+00:00", seed=1)
+    return out
+
+
+def _promote(original: Path, to: Path, **kw: object):  # type: ignore[no-untyped-def]
+    kw.setdefault("name", None)
+    kw.setdefault("failure", "the agent refunded a malformed order id")
+    kw.setdefault("owner", "qa")
+    kw.setdefault("today", dt.date(2026, 3, 2))
+    return promote(read_trace(original), None, to, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ 11, 12
+def test_a_strict_golden_run_of_the_same_calls_passes(incident: Path, tmp_path: Path) -> None:
+    """Item 11: the read after the last LLM call is in the fixture, so a strict replay of an agent that
+    makes the original's calls is served every one of them and passes (before: diverged on it)."""
+    case = _promote(incident, tmp_path / "golden", contract=EMPTY, agent=f"{AGENT}:run")
+    names = [s.name for s in read_trace(Path(case.path) / "trace.jsonl").spans]
+    assert "retrieve help_articles" in names
+    result = run_case(load_case(case.path))
+    assert (result.outcome, result.first_divergence) == ("pass", None), result.message
+
+
+def _write_unknown_effect(tmp_path: Path) -> Path:
+    """A run of another tool: no read_tools, no effect; the failing write comes after the last LLM call."""
+    def span(sid: str, parent: str | None, seq: int, kind: str, name: str, **section: object) -> dict:
+        return {"span_id": sid, "parent_id": parent, "seq": seq, "kind": kind, "name": name,
+                "start_ns": 1_000 + seq, "end_ns": 2_000 + seq, "status": "ok", "error_type": None, kind: section}
+
+    header = {"schema": "tracetui/1", "run_id": "run-unknown-1", "input": {"message": "cancel order 7"}}
+    write = span("w", "r", 3, "tool", "execute_tool cancel_order", tool_name="cancel_order",
+                 arguments={"order": "O-7"}, output={"error": "already shipped"})
+    write.update(status="error", error_type="Conflict")
+    spans = [span("r", None, 0, "agent", "invoke_agent shop", input={"message": "cancel order 7"},
+                  output={"message": "Cancelled."}),
+             span("l", "r", 1, "llm", "chat m", output={"role": "assistant", "content": "Cancelled."}),
+             span("t", "r", 2, "tool", "execute_tool lookup", tool_name="lookup", arguments={"order": "O-7"},
+                  output={"status": "shipped"}),
+             write]
+    path = tmp_path / "unknown.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in [header, *spans]))
+    return path
+
+
+def test_a_call_of_unknown_effect_is_kept(tmp_path: Path) -> None:
+    """Item 12: with no read list, the failed cancel_order after the last decision is the incident: kept."""
+    kept, dropped, _ = reduce_trace(read_trace(_write_unknown_effect(tmp_path)))
+    assert [s.span_id for s in kept] == ["r", "l", "t", "w"] and dropped == []
+    case = _promote(tmp_path / "unknown.jsonl", tmp_path / "golden")
+    fixture = {s.span_id: s for s in read_trace(Path(case.path) / "trace.jsonl").spans}
+    assert fixture["w"].status.value == "error" and fixture["w"].data["arguments"] == {"order": "O-7"}
+
+
+# ------------------------------------------------------------------ 17
+def test_the_same_input_gives_the_same_case_and_is_promoted_once(incident: Path, tmp_path: Path) -> None:
+    """Item 17: two promotions of the same run on different days, into two folders, write the same fixture
+    and contract (each case keeps its own date); into the same folder, the second says "already promoted
+    as NAME" and writes nothing."""
+    a = _promote(incident, tmp_path / "a", today=dt.date(2026, 3, 2))
+    b = _promote(incident, tmp_path / "b", today=dt.date(2026, 4, 9))
+    for f in ("trace.jsonl", "contract.yaml"):
+        assert (Path(a.path) / f).read_bytes() == (Path(b.path) / f).read_bytes(), f
+    assert yaml.safe_load((Path(b.path) / "case.yaml").read_text())["created"] == "2026-04-09"
+    before = sorted(p.name for p in (tmp_path / "a").iterdir())
+    again = _promote(incident, tmp_path / "a", today=dt.date(2026, 5, 1), name="another name")
+    assert (again.already, again.name) == (True, a.name)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == before
+    assert yaml.safe_load((Path(a.path) / "case.yaml").read_text())["created"] == "2026-03-02"  # the date kept
+
+
+def test_promoting_the_bundled_incident_again_says_already_promoted(tmp_path: Path) -> None:
+    """Item 17: the repository's own golden case, promoted again from its sample run, is found, not duplicated."""
+    root = Path(__file__).resolve().parents[3]
+    sched = root / "sample_runs" / "scheduling"
+    if not (root / "golden" / "scheduling-friday-not-offered").is_dir():
+        pytest.skip("bundled golden case not present")
+    import shutil
+
+    shutil.copytree(root / "golden", tmp_path / "golden")
+    rc, out, err = cli("promote", sched / "original.jsonl", sched / "fixture.jsonl", "--to", tmp_path / "golden",
+                       "--agent", sched / "agent.py:run_fixed", "--seed-file", sched / "fixture_seed.json")
+    assert rc == 0, err
+    assert "already promoted as scheduling-friday-not-offered" in out
+    assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["scheduling-friday-not-offered"]
+
+
+# ------------------------------------------------------------------ 15
+def test_a_recording_that_did_not_end_is_refused_unless_forced(incident: Path, tmp_path: Path) -> None:
+    """Item 15: the writer killed mid-run (no root span: the last line never written) is refused, exit 2,
+    naming the file and --force; with --force the case is written and says so."""
+    lines = incident.read_text().splitlines()
+    cut = tmp_path / "killed.jsonl"
+    cut.write_text("\n".join(line for line in lines if '"parent_id":null' not in line.replace(" ", "")) + "\n")
+    rc, out, err = cli("promote", cut, "--to", tmp_path / "golden")
+    assert rc == 2 and "killed.jsonl" in err and "did not end" in err and "--force" in err
+    assert not (tmp_path / "golden").exists() or not list((tmp_path / "golden").iterdir())
+    rc, out, err = cli("promote", cut, "--to", tmp_path / "golden", "--force", "--format", "json")
+    assert rc == 0, err
+    rep = json.loads(out)
+    assert any("did not end" in n for n in rep["notes"])
+    assert "root span" in yaml.safe_load(Path(rep["path"], "case.yaml").read_text())["source"]["incomplete"]
+
+
+# ------------------------------------------------------------------ 13
+THREE = """\
+schema: tracetui-contract/1
+forbid_call:
+  - {id: no-refund, tool: issue_refund}
+max_calls:
+  - {id: one-refund, tool: issue_refund, max: 1}
+final_state:
+  - {id: asks-to-check, path: output.message, equals: "I couldn't find that order; could you check the order number?"}
+"""
+
+
+def test_a_final_state_of_the_runs_own_output_is_checked_without_a_fixture(incident: Path, tmp_path: Path) -> None:
+    """Item 13: a contract with three violations reports three on a run with no fixture state (a recording)."""
+    case = _promote(incident, tmp_path / "golden", contract=yaml.safe_load(THREE))
+    rc, out, err = cli("golden", "run", case.path, "--replay", incident, "--format", "json")
+    [res] = json.loads(out)["cases"]
+    assert rc == 1 and res["outcome"] == "fail"
+    assert {v["clause_id"] for v in res["violations"]} == {"no-refund", "one-refund", "asks-to-check"}
+    [state] = [v for v in res["violations"] if v["clause_id"] == "asks-to-check"]
+    assert "has been issued" in state["message"]  # the run's own answer, quoted
+    assert not any("asks-to-check: not checked" in n for n in res["notes"])
+
+
+# ------------------------------------------------------------------ 14
+RAW_EMAIL = "ann.lee@example.com"
+
+
+def _raw_run(tmp_path: Path) -> Path:
+    """A run holding a raw email in a write's arguments (another tool's export: nothing redacted)."""
+    def span(sid: str, parent: str | None, seq: int, kind: str, name: str, **section: object) -> dict:
+        return {"span_id": sid, "parent_id": parent, "seq": seq, "kind": kind, "name": name,
+                "start_ns": 1_000 + seq, "end_ns": 2_000 + seq, "status": "ok", "error_type": None, kind: section}
+
+    header = {"schema": "tracetui/1", "run_id": "run-raw-1", "read_tools": []}
+    spans = [span("r", None, 0, "agent", "invoke_agent mailer", input={"message": f"write to {RAW_EMAIL}"},
+                  output={"message": f"Sent to {RAW_EMAIL}."}),
+             span("l", "r", 1, "llm", "chat m", output={"role": "assistant", "content": "Sending."}),
+             span("w", "r", 2, "tool", "execute_tool send_email", tool_name="send_email", effect="write",
+                  arguments={"to": RAW_EMAIL, "body": "hello"}, output={"status": "sent"})]
+    path = tmp_path / "raw.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in [header, *spans]))
+    return path
+
+
+def test_golden_run_redacts_a_raw_replay_before_checking(tmp_path: Path) -> None:
+    """Item 14: the case holds the email's token; a raw replay is redacted with the project key first, so the
+    forbidden call fires, and no raw value is printed (text or JSON)."""
+    raw = _raw_run(tmp_path)
+    case = _promote(raw, tmp_path / "golden")
+    forbid = yaml.safe_load((Path(case.path) / "contract.yaml").read_text())["forbid_call"]
+    assert RAW_EMAIL not in json.dumps(forbid) and "<EMAIL_" in json.dumps(forbid)
+    for fmt in ("json", "text"):
+        rc, out, err = cli("golden", "run", case.path, "--replay", raw, "--format", fmt)
+        assert rc == 1 and RAW_EMAIL not in out + err, out
+        assert forbid[0]["id"] in out
