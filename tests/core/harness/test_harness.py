@@ -98,7 +98,9 @@ def test_no_secret_reaches_the_file_and_the_header_lists_rules_fired(bank: Any, 
         assert secret not in raw
     fired = orjson.loads(raw.splitlines()[0])["redaction"]["fired"]
     assert {"email", "card", "phone", "api_key"} <= set(fired)
-    assert fired.get("sensitive_field") == 1  # the pin lookup_customer declares sensitive
+    # The pin lookup_customer declares sensitive: "pin" is also a secret field name everywhere now
+    # (docs/redaction.md), and the secret-field rule takes it first.
+    assert fired.get("secret_field", 0) >= 1 and "sensitive_field" not in fired
     # The same value is the same token everywhere: the input's email and the tool output's email.
     trace = read_trace(out)
     token = trace.header["input"]["email"]
