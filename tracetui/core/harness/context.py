@@ -137,6 +137,7 @@ class Session:
         self.live_allowed = live_allowed
         self.accept_truncated = accept_truncated
         self.volatile_applied: dict[str, int] = {}
+        self.llm_unchecked: dict[str, int] = {}  # request field -> frozen LLM calls it could not be checked on
         self.outcome = Outcome()
         self.tool_schema_hash = spec.tool_schema_hash()  # once: it inspects every tool's signature
         self.rng = random.Random(f"{seed}:agent")
@@ -623,9 +624,7 @@ class Session:
         extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
         differs: list[str] = []
         if rec is not None:
-            d = rec.data
-            if (d.get("params") or {}) != red_params or any(
-                    v is not None and d.get(k) != v for k, v in extra.items()):
+            if self.cassette.llm_request_differs(rec, red_params or {}, extra):
                 _, differs = self.cassette.llm_differences(
                     self.cassette.llm_order.index(rec), model, red_messages, red_params, extra)
         if rec is None or differs:
@@ -649,8 +648,14 @@ class Session:
         for k, v in rec.data.items():
             if k in _LLM_OUTPUT_FIELDS or k.startswith("wire_response"):
                 data[k] = v
+        attrs: dict[str, Any] = {"replay.source": "recording", "replay.recorded_span_id": rec.span_id}
+        unchecked = self.cassette.llm_unchecked(rec, model, red_messages, red_params or {}, extra)
+        if unchecked:
+            attrs["replay.unchecked"] = unchecked
+            for name_ in unchecked:
+                self.llm_unchecked[name_] = self.llm_unchecked.get(name_, 0) + 1
         self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=rec.status, error_type=rec.error_type,
-                   attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
+                   attributes=attrs)
         return data
 
     # ---- decisions --------------------------------------------------------------------------
