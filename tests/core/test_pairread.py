@@ -124,3 +124,29 @@ def test_matches_compares_the_pair_and_the_options_given() -> None:
     assert not read.matches(sample, sample, original_format=None)
     assert not read.matches(sample, ROOT / "x.jsonl", original_format="tracetui")
     assert not read.matches(sample, sample, original_format="tracetui", trace_id="run-2")
+
+
+def test_the_early_look_and_the_whole_diff_obey_the_noise_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: the first divergence the early look shows is one the project's noise rules leave."""
+    monkeypatch.setattr(native_index, "INDEX_MIN_BYTES", 0)
+    orig, rep = generated_pair(tmp_path, 3000, 10, 3)
+    whole = diff_traces(read_trace(orig), read_replay(rep))
+    hidden = whole.first.original or whole.first.replay
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tracetui.toml").write_text(f'[[noise]]\nname = "{hidden.name}"\n')
+    events = _events(PairRead(orig, rep))
+    # the early rows end at the first divergence: with it hidden, the early look has none to show
+    # and the whole pair is waited for (without the rules it is shown early: the test above)
+    early = [e[1] for e in events if e[0] == "early"]
+    for diff in (*early, events[-1][1]):
+        first = diff.first.original or diff.first.replay
+        assert first.name != hidden.name and diff.ignored_by_config > 0 and diff.noise_error is None
+
+
+def test_a_malformed_noise_config_is_said_on_the_diff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    orig, rep = generated_pair(tmp_path, 50, 3, 3)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tracetui.toml").write_text('[[noise]]\nkind = 3\n')
+    kind, diff = _events(PairRead(orig, rep))[-1]
+    assert kind == "done" and diff.divergences
+    assert ".tracetui.toml" in diff.noise_error and "kind" in diff.noise_error

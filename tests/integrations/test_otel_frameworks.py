@@ -110,20 +110,25 @@ def test_langgraph_openinference_unchanged_rerun_and_changed_tool_output(model_s
     assert [f.path for f in first.fields] == ["tool.output.temp_c"]
 
 
-def _run_pydantic_ai(server: ModelServer, out: Path, *, temp_c: int = 18) -> str:
+def _run_pydantic_ai(server: ModelServer, out: Path, *, temp_c: int = 18, api: str = "chat", stream: bool = False,
+                     system_prompt: str = "You report the weather.") -> str:
     """A pydantic-ai agent with its own OpenTelemetry instrumentation (the ``Instrumentation``
-    capability on a private tracer provider), exported by the SDK's console exporter into ``out``."""
+    capability on a private tracer provider), exported by the SDK's console exporter into ``out``
+    (``api``: ``chat`` Completions or ``responses``; ``stream``: ``run_stream``, else ``run_sync``)."""
     pytest.importorskip("pydantic_ai.capabilities")
+    import asyncio
+
     from pydantic_ai import Agent, InstrumentationSettings
     from pydantic_ai.capabilities import Instrumentation
-    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
     with out.open("w") as fh:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=fh)))
-        model = OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=server.base_url_openai, api_key="test"))
-        agent = Agent(model, system_prompt="You report the weather.",
+        model_cls = OpenAIChatModel if api == "chat" else OpenAIResponsesModel
+        model = model_cls("gpt-test", provider=OpenAIProvider(base_url=server.base_url_openai, api_key="test"))
+        agent = Agent(model, system_prompt=system_prompt,
                       capabilities=[Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))])
 
         @agent.tool_plain
@@ -136,9 +141,16 @@ def _run_pydantic_ai(server: ModelServer, out: Path, *, temp_c: int = 18) -> str
             httpx.post(server.url + "/api/reports", json={"to": to, "body": body})
             return {"status": "queued"}
 
-        result = agent.run_sync("Send ops the weather in the city you pick.")
-        provider.shutdown()
-    return result.output
+        async def streamed() -> str:
+            async with agent.run_stream("Send ops the weather in the city you pick.") as result:
+                return await result.get_output()
+
+        try:
+            if stream:
+                return asyncio.run(streamed())
+            return agent.run_sync("Send ops the weather in the city you pick.").output
+        finally:
+            provider.shutdown()
 
 
 def test_pydantic_ai_instrumented_unchanged_rerun_changed_tool_output_and_changed_model_argument(model_server, tmp_path):
@@ -159,3 +171,42 @@ def test_pydantic_ai_instrumented_unchanged_rerun_changed_tool_output_and_change
     first = diff_traces(original, read_trace(runs["lyon"])).first
     assert (first.type.value, first.kind.value) == ("decision_mismatch", "llm")
     assert first.fields[0].path == "llm.output.tool_calls[0].arguments.city"
+
+
+@pytest.mark.parametrize("api,stream", [("chat", False), ("responses", True)])
+def test_pydantic_ai_otel_trace_as_the_recording_of_a_frozen_replay(model_server, tmp_path, monkeypatch, api, stream):
+    """Issue 18, item 6: the OTel trace pydantic-ai wrote is the recording. Its LLM spans hold the
+    output message only (no wire response): the transport builds the response in the API the
+    client asks for, streamed or not. The recording is unredacted (``ops@example.com`` in the
+    report's arguments): redacted when indexed, it matches the redacted live call. The params it
+    does not hold (``stream``, ``tool_choice``) are not compared, and the report says so."""
+    import tracetui
+    from tracetui.core.errors import InputMismatch
+    from tracetui.integrations import pydantic_ai as tpa
+
+    monkeypatch.chdir(tmp_path)
+    assert tpa.patch() is True
+    otel = tmp_path / "otel.json"
+    assert _run_pydantic_ai(model_server, otel, api=api, stream=stream) == "Report sent for Paris."
+    assert b"ops@example.com" in otel.read_bytes() and b"wire_response" not in otel.read_bytes()
+
+    model_server.clear_hits()
+    with tracetui.replay(str(otel), out="replay.jsonl", read_tools={"get_weather"}) as session:
+        session.output = _run_pydantic_ai(model_server, tmp_path / "again.json", api=api, stream=stream)
+    assert session.output == "Report sent for Paris."
+    assert model_server.hits == []  # no model call, no tool call
+    outcome = session.result.outcome
+    assert outcome.divergences == [] and outcome.llm_served == 3
+    assert [w["tool"] for w in outcome.writes] == ["send_report"]
+    assert outcome.writes[0]["arguments"]["to"].startswith("<EMAIL_")  # redacted on both sides alike
+    note = next(n for n in outcome.notes if n.startswith("LLM request fields the recording"))
+    assert "(otel-sdk-json)" in note and "params.stream (3 calls)" in note
+    served = [s for s in read_trace("replay.jsonl").spans if s.kind.value == "llm"]
+    assert all("params.stream" in s.attributes["replay.unchecked"] for s in served)
+
+    # What the recording does hold is still compared: another system prompt is an input mismatch.
+    with pytest.raises(InputMismatch):
+        with tracetui.replay(str(otel), out="changed.jsonl", read_tools={"get_weather"}):
+            _run_pydantic_ai(model_server, tmp_path / "changed.json", api=api, stream=stream,
+                             system_prompt="You report the weather, briefly.")
+    assert model_server.hits == []

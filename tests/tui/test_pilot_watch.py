@@ -135,3 +135,30 @@ async def test_watch_writer_compaction_is_handled(tmp_path: Path) -> None:
         assert app.diff.replay.header["redaction"] == {"rules": []}
         assert [d.type.value for d in app.diff.divergences] == ["unrecorded_call"]
         await asyncio.sleep(0)
+
+
+async def test_the_status_line_says_when_the_noise_config_is_malformed_and_that_watching_skips_the_rules(
+        tmp_path: Path, monkeypatch) -> None:
+    """Issue 18: a malformed noise config is said (not silently skipped); a watch says it does not
+    apply the project's noise rules."""
+    from tests.tui.helpers import sample_pair, wait_loaded, widget_text
+
+    original, replay = sample_pair("scheduling")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tracetui.toml").write_text('[[noise]]\nkind = 3\n')
+    app = TraceTuiApp(original, replay)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_loaded(pilot)
+        text = widget_text(app.query_one(StatusBar), 400)
+        assert "noise config not applied" in text and ".tracetui.toml" in text, text
+
+    (tmp_path / ".tracetui.toml").write_text('ignore = ["tool.output"]\n')
+    op, rp = tmp_path / "original.jsonl", tmp_path / "replay.jsonl"
+    op.write_bytes(dumps_trace({"run_id": "o"}, ORIGINAL))
+    rp.write_bytes(dumps_trace({"run_id": "r"}, REPLAY))
+    app = TraceTuiApp(op, rp, watch=True)
+    async with app.run_test(size=(200, 30)) as pilot:
+        bar = app.query_one(StatusBar)
+        await until(pilot, lambda: "watching replay.jsonl" in bar.watch_text, "the watch")
+        assert "noise rules not applied while watching" in bar.watch_text
+        app.stop_watch()

@@ -10,7 +10,9 @@ Responses, Anthropic Messages; streamed or not) is an LLM span:
   and response written whole (redacted) with the semantic fields derived from them;
 - **frozen replay**: never sent; the recorded response for the same model, messages and params
   is returned — a streamed one as the same stream of events — or ``InputMismatch`` is raised
-  (and written) when the recording holds no such call;
+  (and written) when the recording holds no such call. A recording made by another tool (an
+  OTel export...) holds no wire response: one is built from its output message in the API the
+  client asked for, streamed or not (``wire_build``);
 - **model-in-the-loop replay** (``llm="live"``): sent live through the socket guard, recorded.
 
 Any other request (``/v1/models``, embeddings, files) is passed through in record mode and
@@ -30,6 +32,7 @@ import orjson
 from tracetui.core.errors import LiveCallBlocked
 from tracetui.core.harness.ambient import HarnessSession, current_session
 from tracetui.integrations import wire
+from tracetui.integrations.wire_build import build_response
 
 _PROVIDER = {"openai.chat": "openai", "openai.responses": "openai", "anthropic.messages": "anthropic"}
 
@@ -58,9 +61,15 @@ def _decoder(session: HarnessSession, api: str) -> Callable[[Any], dict[str, Any
     return decode
 
 
-def _served(hx: Any, request: Any, data: dict[str, Any]) -> Any:
-    """The recorded wire response of a served LLM span, rebuilt byte for byte where it can be."""
+def _served(hx: Any, request: Any, data: dict[str, Any], req: wire.ModelRequest) -> Any:
+    """The recorded wire response of a served LLM span, rebuilt byte for byte where it can be; a
+    recording without one (another tool's trace) gets a response built from its output message
+    in the API and streaming ``req`` asked for (``wire_build``)."""
     recorded = data.get("wire_response") or {}
+    if not recorded:
+        status, content_type, content = build_response(req.api, req.stream, data, req.model, req.body)
+        headers = {"content-type": content_type, "x-tracetui-replay": "built-from-recording"}
+        return hx.Response(status, headers=headers, content=content, request=request)
     status = int(recorded.get("status") or 200)
     content_type = str(recorded.get("content_type") or "application/json")
     if "events" in recorded:
@@ -131,7 +140,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
             raw, data = run_steps(session.engine.llm_steps(  # type: ignore[union-attr]
                 req.messages, req.model, None, None, req.params, live=live, decode=_decoder(session, api), inputs=inputs))
             if raw is None:
-                return _served(hx, request, data)
+                return _served(hx, request, data, req)
             return _live_response(hx, request, raw, headers[-1])
 
         def close(self) -> None:
@@ -180,7 +189,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
             raw, data = await arun_steps(session.engine.llm_steps(  # type: ignore[union-attr]
                 req.messages, req.model, None, None, req.params, live=live, decode=_decoder(session, api), inputs=inputs))
             if raw is None:
-                return _served(hx, request, data)
+                return _served(hx, request, data, req)
             return _live_response(hx, request, raw, headers[-1])
 
         async def aclose(self) -> None:

@@ -70,6 +70,7 @@ class WatchMixin:
     watch_arrived: int = 0
     """Spans read from the replay since the watch began."""
     _watch_stop: threading.Event | None = None
+    _watch_noise_note: str = ""
     _newest_row: int | None = None
 
     # -- the worker --------------------------------------------------------------------------
@@ -80,6 +81,7 @@ class WatchMixin:
         self._watch_stop = threading.Event()
         self.watching = True
         self.watch_state = "waiting"
+        self._watch_noise_note = _noise_note()
         self._watch_worker(self._watch_stop)
 
     def stop_watch(self) -> None:
@@ -209,6 +211,7 @@ class WatchMixin:
                 len(diff.rows))
             view.update_diff(diff)
             bar = app._main(StatusBar)
+            bar.watch_note = self._watch_noise_note
             bar.show_diff(diff)
             bar.set_watch(message.state, app.replay_path, message.arrived, following=self.following,
                           torn=message.torn)
@@ -256,6 +259,18 @@ class WatchMixin:
             app._main(AlignedView).cursor_row = row
         app._main(StatusBar).set_watch(self.watch_state, app.replay_path, self.watch_arrived,
                                        following=self.following)
+
+
+def _noise_note() -> str:
+    """What the watch says about the project's noise rules: the watched diff grows span by span
+    and does not apply them (the pair opened without ``--watch`` does), nor a malformed config."""
+    from tracetui.core.diff.noise import NoiseConfigError, load_rules
+
+    try:
+        rules = load_rules()
+    except NoiseConfigError as exc:
+        return f"noise config not applied: {exc}"
+    return "noise rules not applied while watching (open the pair without --watch)" if rules else ""
 
 
 def _newest_row(diff: LiveTraceDiff, span_id: str) -> int | None:

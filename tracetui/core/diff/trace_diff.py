@@ -94,6 +94,8 @@ class TraceDiff:
         divergent_rows: Row indices having a divergence, ascending (for
             next/previous navigation).
         ignored_by_config: Field changes the user's noise rules hid (``diff.noise.apply_rules``).
+        noise_error: Why the user's noise config was not applied (it is malformed: the message
+            names the file and the key), or None.
     """
 
     original: Trace
@@ -103,6 +105,7 @@ class TraceDiff:
     divergences: list[Divergence]
     divergent_rows: list[int] = field(default_factory=list)
     ignored_by_config: int = 0
+    noise_error: str | None = None
 
     @property
     def first(self) -> Divergence | None:

@@ -39,7 +39,7 @@ from typing import Any
 from tracetui.core.canonical import canonical_json
 from tracetui.core.errors import HarnessError, ReplayDivergence
 from tracetui.core.harness.agent import AgentSpec
-from tracetui.core.harness.cassette import Cassette
+from tracetui.core.harness.cassette import Cassette, unchecked_notes
 from tracetui.core.harness.context import LLM_MODES, Session
 from tracetui.core.harness.guard import NetworkGuard, block_network
 from tracetui.core.harness.project import project_read_tools, project_volatile
@@ -177,7 +177,8 @@ class HarnessSession:
         self.run_id = run_id
         self._start_ns = start_ns
         self._zone = zone
-        self._cassette = Cassette.from_trace(recording, project_volatile()) if recording is not None else None
+        self._cassette = Cassette.from_trace(recording, project_volatile(), redactor.value) \
+            if recording is not None else None
         if self._cassette is not None and self._cassette.incomplete is not None:
             self.notes.append(f"the recording is incomplete: {self._cassette.incomplete}")
         self._writer: TraceWriter | None = None
@@ -316,6 +317,7 @@ class HarnessSession:
         outcome.notes.extend(self.notes)
         for path, n in sorted(engine.volatile_applied.items()):
             outcome.notes.append(f"volatile argument {path} ignored for matching ({n} call{'s' * (n != 1)})")
+        outcome.notes.extend(unchecked_notes(engine.llm_unchecked, self.recording))
         summary: dict[str, Any] = {}
         result = RunResult(self.out, self.run_id, self._header, self.output, error, outcome, blocked=blocked)
         if self.recording is not None:

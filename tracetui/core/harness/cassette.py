@@ -11,12 +11,19 @@ failed: ``vcr/cassette.py`` ``find_requests_with_most_matches``).
 
 LLM calls are matched by model + rendered messages (provider-minted tool-call ids dropped), in
 call order among equal keys.
+
+A recording made by another tool (any format but tracetui/1: an OTel export, a Langfuse trace...)
+is **foreign**: its values may be unredacted, so its tool, retrieval and LLM spans are redacted
+with the replay's redactor when indexed (the live side is redacted by the same key before
+matching), and its LLM calls are matched on the semantic fields it recorded only (a model,
+messages, params or prompt id it does not hold is not compared: ``Cassette.llm_unchecked``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +121,8 @@ class Cassette:
         incomplete: Why the recording ends before its run did (a call started and never finished,
             or a tracetui recording without its root span), or None.
         writes: Tool names the recording holds as writes (``effect: write``).
+        foreign: The recording is not a tracetui/1 file (another tool's trace): redacted when
+            indexed, its LLM calls matched on the fields it recorded (module docstring).
     """
 
     trace: Trace
@@ -124,21 +133,29 @@ class Cassette:
     path: list[Recording] = field(default_factory=list)
     incomplete: str | None = None
     writes: set[str] = field(default_factory=set)
+    foreign: bool = False
     _next: dict[tuple[str, str], int] = field(default_factory=dict)
     _llm_next: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_trace(cls, trace: Trace, volatile: Mapping[str, Iterable[str]] | None = None) -> Cassette:
+    def from_trace(cls, trace: Trace, volatile: Mapping[str, Iterable[str]] | None = None,
+                   redact: Callable[..., Any] | None = None) -> Cassette:
         """Index a recorded run's tool, retrieval and LLM spans.
 
         The args hash is recomputed from the recorded arguments (never trusted from the file), so
         recordings from any reader match alike; the ``volatile`` argument paths of a tool (tool
         name -> paths such as ``idempotency_key``, ``meta.request_id``, ``items[*].id``) are
-        masked first, in the recording as in the replay.
+        masked first, in the recording as in the replay. ``redact`` (``Redactor.value``: a value
+        and ``tool=`` name -> the redacted value) is applied to the data of a foreign recording's
+        tool, retrieval and LLM spans (copies; ``trace`` is left as read).
         """
         cassette = cls(trace, {str(k): tuple(v) for k, v in (volatile or {}).items()})
+        cassette.foreign = trace.header.get("schema") != "tracetui/1"
         cassette.incomplete = incomplete_reason(trace)
         for span in sorted(trace.spans, key=lambda s: s.seq):
+            if cassette.foreign and redact is not None and span.kind in (SpanKind.LLM, SpanKind.TOOL,
+                                                                         SpanKind.RETRIEVAL):
+                span = _redacted(span, redact)
             if span.kind is SpanKind.LLM:
                 key = llm_key(span.data.get("model"), span.data.get("messages"))
                 cassette.llm_calls.setdefault(key, []).append(span)
@@ -177,16 +194,44 @@ class Cassette:
         return recs[i]
 
     def take_llm(self, model: Any, messages: Any) -> Span | None:
-        """The next recorded LLM call with this model and these messages, or None."""
-        key = llm_key(model, messages)
-        spans = self.llm_calls.get(key)
-        if not spans:
-            return None
-        i = self._llm_next.get(key, 0)
-        if i >= len(spans):
-            return None
-        self._llm_next[key] = i + 1
-        return spans[i]
+        """The next recorded LLM call with this model and these messages, or None. In a foreign
+        recording, a call recorded without its model, or without its messages (content capture
+        off), matches on what it holds."""
+        keys = [llm_key(model, messages)]
+        if self.foreign:
+            keys += [llm_key(None, messages), llm_key(model, None), llm_key(None, None)]
+        for key in keys:
+            spans = self.llm_calls.get(key)
+            i = self._llm_next.get(key, 0)
+            if spans and i < len(spans):
+                self._llm_next[key] = i + 1
+                return spans[i]
+        return None
+
+    def llm_unchecked(self, rec: Span, model: Any, messages: Any, params: Mapping[str, Any],
+                      extra: Mapping[str, Any]) -> list[str]:
+        """The request fields of a replayed LLM call that ``rec``, a foreign recording's call,
+        does not hold, so frozen matching could not check them: ``model``, ``messages``,
+        ``params.NAME`` (a param the replay sends and the recording does not name) and the
+        ``extra`` fields (``prompt_id``...) given a value. Empty for a tracetui recording."""
+        if not self.foreign:
+            return []
+        d = rec.data
+        out = [name for name, value in (("model", model), ("messages", messages)) if d.get(name) is None and value]
+        recorded = d.get("params") if isinstance(d.get("params"), Mapping) else {}
+        out += [f"params.{k}" for k in sorted(params) if k not in recorded]
+        out += [k for k, v in extra.items() if v is not None and k not in d]
+        return out
+
+    def llm_request_differs(self, rec: Span, params: Mapping[str, Any], extra: Mapping[str, Any]) -> bool:
+        """Whether the replayed call's params or ``extra`` fields differ from ``rec``'s (its model
+        and messages matched already). A foreign recording's call is compared on what it holds."""
+        d = rec.data
+        recorded = d.get("params") if isinstance(d.get("params"), Mapping) else {}
+        if self.foreign:
+            return any(k in params and params[k] != v for k, v in recorded.items()) or any(
+                v is not None and k in d and d.get(k) != v for k, v in extra.items())
+        return dict(recorded) != dict(params) or any(v is not None and d.get(k) != v for k, v in extra.items())
 
     def llm_at(self, position: int) -> Span | None:
         """The ``position``-th recorded LLM call (0-based, seq order), or None."""
@@ -255,11 +300,19 @@ class Cassette:
                           f"{len(self.llm_order)})"]
         d = rec.data
         changes: list[FieldChange] = []
-        diff_field("model", d.get("model", ABSENT), model, BYTES, changes)
-        diff_field("messages", d.get("messages", ABSENT), messages, IDS, changes)
-        diff_field("params", d.get("params", ABSENT) if "params" in d else {}, dict(params), BYTES, changes)
+        if not self.foreign or d.get("model") is not None:
+            diff_field("model", d.get("model", ABSENT), model, BYTES, changes)
+        if not self.foreign or d.get("messages") is not None:
+            diff_field("messages", d.get("messages", ABSENT), messages, IDS, changes)
+        recorded = d.get("params", ABSENT) if "params" in d else {}
+        live = dict(params)
+        if self.foreign:  # the params the recording names, only
+            recorded = dict(recorded) if isinstance(recorded, Mapping) else {}
+            live = {k: v for k, v in live.items() if k in recorded}
+            recorded = {k: v for k, v in recorded.items() if k in params}
+        diff_field("params", recorded, live, BYTES, changes)
         for name, value in extra.items():
-            if value is not None or name in d:
+            if (value is not None or name in d) and (not self.foreign or name in d):
                 diff_field(name, d.get(name, ABSENT), value, BYTES, changes)
         return rec, [_describe(c) for c in changes]
 
@@ -317,6 +370,24 @@ def _mask(value: Any, steps: list[str]) -> bool:
             value[k] = VOLATILE
             done = True
     return done
+
+
+def unchecked_notes(unchecked: Mapping[str, int], recording: Trace | None) -> list[str]:
+    """The run report's line on the LLM request fields a foreign recording did not hold
+    (``field -> frozen calls``, ``Session.llm_unchecked``), or ``[]``: ``"LLM request fields the
+    recording (otel-sdk-json) does not hold, not compared: params.stream (3 calls), ..."``."""
+    if not unchecked:
+        return []
+    fmt = recording.format if recording is not None else "foreign"
+    what = ", ".join(f"{name} ({n} call{'s' * (n != 1)})" for name, n in sorted(unchecked.items()))
+    return [f"LLM request fields the recording ({fmt}) does not hold, not compared: {what}"]
+
+
+def _redacted(span: Span, redact: Callable[..., Any]) -> Span:
+    """A copy of ``span`` with its data redacted (a tool's arguments and output by the tool's
+    name, as the live side redacts them)."""
+    tool = span.data.get("tool_name") or span.name if span.kind is SpanKind.TOOL else None
+    return dataclasses.replace(span, data={k: redact(v, tool=tool) for k, v in span.data.items()})
 
 
 def unfinished(span: Span) -> bool:

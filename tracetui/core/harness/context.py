@@ -136,6 +136,7 @@ class Session(LlmCalls):
         self.live_allowed = live_allowed
         self.accept_truncated = accept_truncated
         self.volatile_applied: dict[str, int] = {}
+        self.llm_unchecked: dict[str, int] = {}  # request field -> frozen LLM calls it could not be checked on
         self.outcome = Outcome()
         self.tool_schema_hash = spec.tool_schema_hash()  # once: it inspects every tool's signature
         self.rng = random.Random(f"{seed}:agent")

@@ -163,9 +163,7 @@ class LlmCalls:
         extra = {"prompt_id": prompt_id, "prompt_version": prompt_version}
         differs: list[str] = []
         if rec is not None:
-            d = rec.data
-            if (d.get("params") or {}) != red_params or any(
-                    v is not None and d.get(k) != v for k, v in extra.items()):
+            if self.cassette.llm_request_differs(rec, red_params or {}, extra):
                 _, differs = self.cassette.llm_differences(
                     self.cassette.llm_order.index(rec), model, red_messages, red_params, extra)
         if rec is None or differs:
@@ -189,8 +187,14 @@ class LlmCalls:
         for k, v in rec.data.items():
             if k in _LLM_OUTPUT_FIELDS or k.startswith("wire_response"):
                 data[k] = v
+        attrs: dict[str, Any] = {"replay.source": "recording", "replay.recorded_span_id": rec.span_id}
+        unchecked = self.cassette.llm_unchecked(rec, model, red_messages, red_params or {}, extra)
+        if unchecked:
+            attrs["replay.unchecked"] = unchecked
+            for name_ in unchecked:
+                self.llm_unchecked[name_] = self.llm_unchecked.get(name_, 0) + 1
         self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=rec.status, error_type=rec.error_type,
-                   attributes={"replay.source": "recording", "replay.recorded_span_id": rec.span_id})
+                   attributes=attrs)
         return data
 
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tracetui.core.errors import HarnessError, ReplayDivergence, SchemaChanged
 from tracetui.core.harness.agent import AgentSpec
-from tracetui.core.harness.cassette import Cassette
+from tracetui.core.harness.cassette import Cassette, unchecked_notes
 from tracetui.core.harness.context import LLM_MODES, Outcome, Session
 from tracetui.core.harness.runcontext import RunContext
 from tracetui.core.harness.steps import jsonable
@@ -477,7 +477,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
     seed = rec_header.get("seed") if isinstance(rec_header.get("seed"), int) else 0
     if volatile is None:
         volatile = {**project_volatile(), **spec.volatile_args}
-    cassette = Cassette.from_trace(recording, volatile)  # indexed once; reset between trials
+    cassette = Cassette.from_trace(recording, volatile, redactor.value)  # indexed once; reset between trials
     if cassette.incomplete is not None:
         notes.append(f"the recording is incomplete: {cassette.incomplete}")
     original_path = [(r.tool, r.key) for r in cassette.path]
@@ -531,6 +531,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                 # Called once, when this trial's agent returns: the summary goes into its root span.
                 for path, n in sorted(session.volatile_applied.items()):
                     outcome.notes.append(f"volatile argument {path} ignored for matching ({n} call{'s' * (n != 1)})")
+                outcome.notes.extend(unchecked_notes(session.llm_unchecked, recording))
                 holder["unconsumed"] = cassette.unconsumed(spec.is_read) if mode != "fixture" else []
                 holder["final"] = snapshot(store) if store is not None else None
                 result = RunResult(out, run_id, header, None, error, outcome, holder["unconsumed"], holder["final"],

@@ -58,6 +58,8 @@ class PairRead:
         self._thread = threading.Thread(target=self._run, args=(early,), name="tracetui-pair-read", daemon=True)
         self._lock = threading.Lock()
         self._running = False
+        self._rules: list[Any] = []
+        self._noise_error: str | None = None
 
     def start(self) -> None:
         """Start the reading thread (once; ``next_event`` starts it too)."""
@@ -76,19 +78,20 @@ class PairRead:
         from tracetui.core.load.pair import read_pair
 
         stage = "read"
+        from tracetui.core.diff.noise import NoiseConfigError, load_rules
+
+        try:
+            self._rules, self._noise_error = load_rules(), None
+        except NoiseConfigError as exc:  # the view shows the pair as compared, and says why
+            self._rules, self._noise_error = [], str(exc)
         try:
             original, replay = read_pair(self.original, self.replay, early=self._on_early if early else None,
                                          progress=self._on_progress, started=self._started, **self.options)
             stage = "diff"
             from tracetui.core.diff import diff_traces
 
-            from tracetui.core.diff.noise import NoiseConfigError, apply_rules, load_rules
-
             diff = diff_traces(original, replay)
-            try:
-                apply_rules(diff, load_rules())
-            except NoiseConfigError:
-                pass  # `tracetui diff` names the bad rule; the view shows the pair as compared
+            self._noisy(diff)
             end: tuple[Any, ...] = ("done", diff)
         except _Cancelled:
             end = ("cancelled",)
@@ -98,7 +101,19 @@ class PairRead:
             self._end = end
             self._cond.notify_all()
 
+    def _noisy(self, diff: Any) -> None:
+        """The user's noise rules applied to ``diff`` (or why they could not be: ``noise_error``)."""
+        from tracetui.core.diff.noise import apply_rules
+
+        apply_rules(diff, self._rules)
+        diff.noise_error = self._noise_error
+
     def _on_early(self, diff: Any) -> None:
+        # The early look obeys the noise rules too: a first divergence they hide is no first
+        # divergence, and the whole pair (where the next one is) is waited for instead.
+        self._noisy(diff)
+        if diff.first is None:
+            return
         with self._cond:
             self._early = diff
             self._cond.notify_all()

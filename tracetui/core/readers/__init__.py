@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
 from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
+from tracetui.core.readers.bare_args import name_bare_arguments
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.readers.gc_paused import promote_young_objects
@@ -331,6 +332,8 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
     what finishing found (orphans, skew) and content the producer did not capture."""
     issues = [*file_issues, *run.issues]
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
+    if not indexed and reader.name != "tracetui":  # tracetui/1 holds arguments as the agent passed them
+        name_bare_arguments(spans)
     hint = getattr(reader, "content_hint", None)  # optional Reader attribute (base.py)
     shown = _content_view(spans) if indexed else spans  # LazySpans: what the loader found, payloads unread
     issues.extend(content_issues(shown, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))

@@ -176,7 +176,7 @@ class _Reading:
         if ids_only:
             self.issue(obs_where, f"{ids_only} observation(s) are ids only (a trace list, not a trace export); "
                        "fetch the trace itself (GET /api/public/traces/{id}); skipped")
-        assign_seq(spans)
+        assign_seq(spans, self.path, self.issues)
         gap = content_gaps(self.path, spans)
         if gap is not None:
             self.issues.append(gap)

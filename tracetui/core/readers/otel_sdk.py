@@ -41,6 +41,7 @@ from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
+from tracetui.core.readers.ties import order_ties
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
@@ -65,12 +66,15 @@ _SPAN_KEYS = ("context", "spanContext", "span_id", "spanId")
 # -- helpers shared with the Langfuse reader ------------------------------------------------
 
 
-def assign_seq(spans: list[Span]) -> None:
+def assign_seq(spans: list[Span], path: str = "", issues: list[ReadIssue] | None = None) -> None:
     """Set ``seq`` (emission order) from ``(start_ns, depth, file order)``.
 
     Sources that only have start times (SDK dumps, Langfuse) often give a parent
     and its first child the same instant (ms precision); depth breaks the tie so
-    a parent is emitted before its children. Spans without a start go last.
+    a parent is emitted before its children, and within a tie the data orders
+    the rest (``ties.order_ties``: a tool before the model call quoting its
+    result); with ``issues``, siblings tied with nothing to order them are
+    reported there (one warning naming ``path``). Spans without a start go last.
     Spans are fresh from the reader, so ``seq`` is set in place.
     """
     parent = {s.span_id: s.parent_id for s in spans}
@@ -90,8 +94,8 @@ def assign_seq(spans: list[Span]) -> None:
     big = 1 << 62
     order = sorted(range(len(spans)), key=lambda i: (
         spans[i].start_ns if spans[i].start_ns is not None else big, depth.get(spans[i].span_id, 0), i))
-    for k, i in enumerate(order):
-        spans[i].seq = k
+    for k, span in enumerate(order_ties([spans[i] for i in order], path, issues if issues is not None else [])):
+        span.seq = k
 
 
 def content_gaps(path: str, spans: Iterable[Span]) -> ReadIssue | None:
@@ -192,7 +196,7 @@ class _Reading(FileReading):
             raise ReadError(self.path, "no OpenTelemetry span found (expected objects with context/spanContext, "
                             "span ids and start times)" + (f"; first problem: {self.issues[0]}" if self.issues else ""))
         for run in runs:
-            assign_seq(run.spans)
+            assign_seq(run.spans, self.path, self.issues)
             run.header = self._header(run, outputs)
             gap = content_gaps(self.path, run.spans)
             if gap is not None:

@@ -12,6 +12,7 @@ from itertools import compress, repeat
 from typing import Any
 
 from tracetui.core.model import ReadIssue, Span, SpanKind
+from tracetui.core.readers.ties import order_ties
 
 __all__ = ["MISSING_PARENT", "content_issues", "finish_spans"]
 
@@ -27,7 +28,10 @@ _KIND = operator.attrgetter("kind")
 def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> list[Span]:
     """Order spans by ``seq`` and make the tree sound.
 
-    - Spans without a ``seq`` (-1) get one from ``(start_ns, file order)``.
+    - Spans without a ``seq`` (-1) get one from ``(start_ns, file order)``, spans starting at
+      the same instant ordered by their data where it says (``ties.order_ties``: parent before
+      child, a tool before the model call quoting its result), a warning when siblings tie with
+      nothing to order them.
     - A duplicate ``span_id`` keeps its first span; the later one is skipped.
     - A parent id that no span has makes the span a root, reported once per
       span with its line; the id is kept in ``attributes["tracetui.missing_parent"]``
@@ -64,8 +68,8 @@ def finish_spans(spans: Sequence[Span], path: str, issues: list[ReadIssue]) -> l
     if derived:
         big = 1 << 62
         order = sorted(range(n), key=lambda i: (unique[i].start_ns if unique[i].start_ns is not None else big, i))
-        for k, i in enumerate(order):
-            unique[i].seq = k  # fresh from the reader, not yet shared
+        for k, span in enumerate(order_ties([unique[i] for i in order], path, issues)):
+            span.seq = k  # fresh from the reader, not yet shared
         seqs = list(map(_SEQ, unique))
     if seqs != sorted(seqs):  # sorted(): O(n) on the usual already-ordered input
         unique.sort(key=_SEQ)  # stable: ties keep file order

@@ -67,6 +67,10 @@ class StatusBar(Static):
         """What the view's filters and folds hide (``AlignedView.filter_summary``), empty when nothing is."""
         self.watch_text = ""
         """The watch-mode part of the line as plain text (empty outside watch mode)."""
+        self.watch_note = ""
+        """Said while following a replay: ``noise rules not applied while watching`` when the
+        project declares some (the watched diff grows span by span; the rules apply to the pair
+        opened without ``--watch``), or that the noise config is malformed."""
         self.single = False
         """One trace alone (``tracetui FILE``): the line names it and its spans, no divergence count."""
 
@@ -127,6 +131,8 @@ class StatusBar(Static):
             if torn:
                 text.append(" · a line is being written", self._style("muted"))
             text.append(" · following the end (F stops)" if following else " · F follows the end", self._style("muted"))
+            if self.watch_note:
+                text.append(f" · {visible(self.watch_note)}", self._style("warning"))
         else:
             done = "stopped: replay complete" if state == "complete" else "stopped watching"
             text.append(f"{done} ({name})", self._style("warning"))
@@ -194,6 +200,10 @@ class StatusBar(Static):
         if ignored:
             text.append(SEP, muted)
             text.append(f"{_plural(ignored, 'field')} ignored by config", self._style("warning"))
+        noise_error = getattr(diff, "noise_error", None)
+        if noise_error:
+            text.append(SEP, muted)
+            text.append(f"⚠ noise config not applied: {visible(noise_error)}", self._style("warning"))
         if self._filter:
             text.append(SEP, muted)
             text.append(visible(self._filter), self._style("warning"))
