@@ -48,3 +48,19 @@ def test_one_file_is_not_a_usage_error() -> None:
     assert code == 2 and "no such file" in err
     code, _, err = run("--watch", str(SCHEDULING))
     assert code == 2 and "--watch follows a replay" in err
+
+
+def test_how_values_were_read_is_said_only_with_verbose(tmp_path: Path) -> None:
+    """Integers beyond 64 bits are kept exact: nothing for the user to act on, so `show`, `diff` and
+    `convert` say how they were read (Python's json, slower) only with --verbose; --format json lists it."""
+    big = 123456789012345678901234567890
+    f = tmp_path / "big.jsonl"
+    f.write_text(f'{{"tool": "t", "args": {{"n": {big}}}, "output": 1}}\n')
+    for argv in (["show", str(f)], ["diff", str(f), str(f)], ["convert", str(f), str(tmp_path / "out.jsonl")]):
+        code, out, err = run(*argv)
+        assert code == 0 and "beyond 64 bits" not in out + err, (argv, out, err)
+    (tmp_path / "out.jsonl").unlink()
+    for argv in (["show", str(f), "--verbose"], ["diff", "-v", str(f), str(f)],
+                 ["convert", "--verbose", str(f), str(tmp_path / "out.jsonl")], ["show", str(f), "--format", "json"]):
+        code, out, err = run(*argv)
+        assert code == 0 and "1 integer(s) beyond 64 bits" in out + err and "Python's json" in out + err, argv

@@ -210,8 +210,9 @@ def _replay_text(info: dict[str, Any]) -> str:
     return text
 
 
-def render_show(summary: dict[str, Any]) -> str:
-    """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings."""
+def render_show(summary: dict[str, Any], *, verbose: bool = False) -> str:
+    """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings (the ``info``
+    notes on how values were read only when ``verbose``; ``--format json`` lists them all)."""
     lines = [f"{safe(summary['path'])}: {summary['format']}"]
     n = summary["run_count"]
     lines.append(f"{n:,} run{'s' if n != 1 else ''} · {summary['span_count']:,} span{'s' if summary['span_count'] != 1 else ''} ({_kinds_text(summary['kinds'])})")
@@ -237,7 +238,7 @@ def render_show(summary: dict[str, Any]) -> str:
             lines.append(text)
             if r.get("replay"):
                 lines.append("    " + _replay_text(r["replay"]))
-    warnings = summary["warnings"]
+    warnings = [w for w in summary["warnings"] if verbose or w["severity"] != "info"]
     if warnings:
         lines.append("")
         lines.append(f"warnings ({len(warnings)}):")

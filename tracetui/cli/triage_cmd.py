@@ -115,7 +115,7 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.triage import triage, triage_json
 
     original = read_trace(args.original)
-    for issue in original.issues:
+    for issue in (i for i in original.issues if i.severity != "info"):
         print(f"tracetui: original: {issue.severity}: {issue}", file=err)
     kept = None
     if args.agent:
