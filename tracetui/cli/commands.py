@@ -7,8 +7,7 @@ import os
 import sys
 from typing import TextIO
 
-import orjson
-
+from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
@@ -73,7 +72,7 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report["ignored_by_config"] = {"fields": noisy.fields, "divergences": noisy.divergences,
                                    "rules": len(rules)}
     if args.format == "json":
-        out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+        out.write(dumps_json(report))
     else:
         out.write(render_text(report))
     out.flush()
@@ -146,7 +145,7 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     summary = summarize(read_runs(args.trace, format=args.input_format))
     if args.format == "json":
-        out.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+        out.write(dumps_json(summary))
     else:
         out.write(render_show(summary, verbose=args.verbose))
     out.flush()

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from tracetui.cli.render import safe
+from tracetui.cli.render import dumps_json, safe
 from tracetui.core.errors import HarnessError
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_runs, read_trace, split_run_ref
@@ -130,7 +130,7 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             entry["labels"] = found
         doc["original"] = args.original
         doc["replays"] = list(args.replays) if not args.agent else ([kept] if kept else [])
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        out.write(dumps_json(doc, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
         return EXIT_OK
     _print(result, original, replays, args, kept, out, labels)
     return EXIT_OK
