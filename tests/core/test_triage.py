@@ -172,6 +172,19 @@ def test_cli_runs_the_replays_itself_with_an_agent(cases: dict[str, Path], monke
     assert doc["reproduction"]["trials"] == 2 and doc["verdict"] == "code_or_config_change"
 
 
+def test_trials_run_by_the_agent_are_named_by_run_not_after_a_removed_file(
+        cases: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --replay-out the trials' temporary file is removed: they are named by run id, and the
+    header says they were not kept (issue 23: they read `replay.jsonl#replay-1-of-...`)."""
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", KEY.decode())
+    code, out, err = cli("triage", str(cases["original"]), "--agent", f"{AGENT}:run", "--trials", "2")
+    assert code == 0, err
+    run = read_trace(str(cases["original"])).header["run_id"]
+    assert "against 2 replays run now by --agent (not kept: --replay-out FILE keeps them)" in out.splitlines()[0]
+    assert f"   - replay-1-of-{run}: " in out and f"   - replay-2-of-{run}: " in out
+    assert "replay.jsonl" not in out
+
+
 @pytest.mark.parametrize(("sample", "verdict"), [
     ("scheduling", "code_or_config_change"),        # prompt v7 -> v8 is the first divergence
     ("subscription_pause", "data_or_integration"),  # the retry's account id is rebuilt between model and tool

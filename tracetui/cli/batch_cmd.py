@@ -12,9 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-import orjson
-
-from tracetui.cli.render import label_text, safe
+from tracetui.cli.render import dumps_json, label_text, safe
 from tracetui.core.triage.batch import group, scan_folder
 from tracetui.core.errors import ReadError
 
@@ -171,7 +169,7 @@ def run_batch(folder: str, fmt: str, out: TextIO, err: TextIO, executor: Any = N
         report = group(scan.cases, progress=progress, folder=folder, unpaired=scan.unpaired, executor=executor)
     data = report.to_json()
     if fmt == "json":
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+        out.write(dumps_json(data))
     else:
         out.write(render_batch_text(data))
     out.flush()

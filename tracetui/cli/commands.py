@@ -7,8 +7,7 @@ import os
 import sys
 from typing import TextIO
 
-import orjson
-
+from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
@@ -22,14 +21,16 @@ def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
     """
     original = read_trace(args.original, format=args.input_format, trace_id=args.trace_id)
     replay = read_replay(args.replay, format=args.input_format, trace_id=args.trace_id, replay_trace_id=args.replay_trace_id)
-    report_read("original", original, err, picked=args.trace_id is not None or split_run_ref(args.original)[1] is not None)
-    report_read("replay", replay, err, picked=args.replay_trace_id is not None or split_run_ref(args.replay)[1] is not None)
+    report_read("original", original, err, picked=args.trace_id is not None or split_run_ref(args.original)[1] is not None,
+                verbose=getattr(args, "verbose", False))
+    report_read("replay", replay, err, picked=args.replay_trace_id is not None or split_run_ref(args.replay)[1] is not None,
+                verbose=getattr(args, "verbose", False))
     return original, replay
 
 
-def report_read(label: str, t: Trace, err: TextIO, *, picked: bool = False) -> None:
+def report_read(label: str, t: Trace, err: TextIO, *, picked: bool = False, verbose: bool = False) -> None:
     """Diagnostics for one loaded trace: which run of several (unless the user ``picked`` it), and
-    each skipped or doubted record."""
+    each skipped or doubted record (and, when ``verbose``, the ``info`` notes on how values were read)."""
     if len(t.trace_ids) > 1 and not picked:
         print(
             f"tracetui: {label} {t.path} holds {len(t.trace_ids)} runs; using {t.trace_id} "
@@ -37,7 +38,8 @@ def report_read(label: str, t: Trace, err: TextIO, *, picked: bool = False) -> N
             file=err,
         )
     for issue in t.issues:
-        print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
+        if issue.severity != "info" or verbose:
+            print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
 
 
 def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -70,7 +72,7 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report["ignored_by_config"] = {"fields": noisy.fields, "divergences": noisy.divergences,
                                    "rules": len(rules)}
     if args.format == "json":
-        out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+        out.write(dumps_json(report))
     else:
         out.write(render_text(report))
     out.flush()
@@ -143,9 +145,9 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     summary = summarize(read_runs(args.trace, format=args.input_format))
     if args.format == "json":
-        out.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+        out.write(dumps_json(summary))
     else:
-        out.write(render_show(summary))
+        out.write(render_show(summary, verbose=args.verbose))
     out.flush()
     return 0
 
@@ -155,7 +157,7 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.readers.native import write_trace
 
     trace = read_trace(args.trace, format=args.input_format)
-    report_read("input", trace, err, picked=split_run_ref(args.trace)[1] is not None)
+    report_read("input", trace, err, picked=split_run_ref(args.trace)[1] is not None, verbose=args.verbose)
     header = dict(trace.header)
     if trace.format != "tracetui":  # a tracetui/1 header is kept byte for byte: converting twice changes nothing
         if trace.trace_id is not None:

@@ -40,6 +40,8 @@ _RUN_HELP = "FILE#RUN picks one run of a file that holds several (see `tracetui 
 
 
 def _add_input_format(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also say how values were read when nothing was lost (e.g. integers beyond 64 bits kept exact)")
     p.add_argument(
         "--input-format",
         choices=reader_names(),

@@ -7,6 +7,7 @@ side, and ``--format json`` has it whole.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -18,6 +19,44 @@ CONTEXT_CHARS = 40
 """Characters kept before the first difference when a long value is cut."""
 
 ONE_SIDED = frozenset({"unrecorded_call", "missing_call", "extra_span", "missing_span"})
+
+PATH_KEEP = 6
+"""Span names a text span path keeps at its end (after the root), as the TUI breadcrumb keeps the nearest
+ancestors; the ones between are counted ("… 1,492 more …"). JSON output has the whole path."""
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def short_path(path: str, sep: str = " > ") -> str:
+    """A span path (names joined by ``sep``, root first) with its middle elided when it holds more than
+    ``PATH_KEEP + 2`` names: ``root > … 1,492 more > a > … > span``; shorter paths unchanged."""
+    names = path.split(sep)
+    if len(names) <= PATH_KEEP + 2:
+        return path
+    return sep.join([names[0], f"… {len(names) - 1 - PATH_KEEP:,} more", *names[-PATH_KEEP:]])
+
+
+def _u_escape(m: re.Match[str]) -> str:
+    c = m.group()
+    if c.isprintable():
+        return c
+    n = ord(c)
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+
+def json_safe(text: str) -> str:
+    """JSON text with every non-printable character outside ASCII (C1 controls, bidi overrides and
+    isolates, line separators) written as its ``\\u`` escape: the same JSON value, safe to ``cat``
+    (orjson already escapes the C0 controls)."""
+    return text if text.isascii() else _NON_ASCII.sub(_u_escape, text)
+
+
+def dumps_json(value: Any, option: int = orjson.OPT_INDENT_2) -> str:
+    """``value`` as indented JSON text, terminal-safe (``json_safe``), with a final newline."""
+    return json_safe(orjson.dumps(value, option=option, default=str).decode()) + "\n"
 
 
 def safe(text: str) -> str:
@@ -128,7 +167,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.extend(_unmatched_lines(report))
         return "\n".join(lines) + "\n"
     lines.append("")
-    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {safe(first['path'])}{label_text(first.get('label'))}")
+    lines.append(f"first divergence: {first['type']} at row {first['row']}, {first['kind']} span: {safe(short_path(first['path']))}{label_text(first.get('label'))}")
     lines.append(f"  original: {_side(first['original'])}    replay: {_side(first['replay'])}")
     for f in first["fields"]:
         va, vb = pair_values(f)
@@ -140,7 +179,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append("then:")
         for d in rest:
-            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {safe(d['path'])}{_summary(d)}{label_text(d.get('label'))}")
+            lines.append(f"  row {d['row']:>4}  {d['type']:<18} {safe(short_path(d['path']))}{_summary(d)}{label_text(d.get('label'))}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items()))
     n = len(report["divergences"])
     lines.append("")
@@ -210,8 +249,9 @@ def _replay_text(info: dict[str, Any]) -> str:
     return text
 
 
-def render_show(summary: dict[str, Any]) -> str:
-    """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings."""
+def render_show(summary: dict[str, Any], *, verbose: bool = False) -> str:
+    """Text for ``tracetui show``: the file, its runs one per line, totals, then warnings (the ``info``
+    notes on how values were read only when ``verbose``; ``--format json`` lists them all)."""
     lines = [f"{safe(summary['path'])}: {summary['format']}"]
     n = summary["run_count"]
     lines.append(f"{n:,} run{'s' if n != 1 else ''} · {summary['span_count']:,} span{'s' if summary['span_count'] != 1 else ''} ({_kinds_text(summary['kinds'])})")
@@ -237,7 +277,7 @@ def render_show(summary: dict[str, Any]) -> str:
             lines.append(text)
             if r.get("replay"):
                 lines.append("    " + _replay_text(r["replay"]))
-    warnings = summary["warnings"]
+    warnings = [w for w in summary["warnings"] if verbose or w["severity"] != "info"]
     if warnings:
         lines.append("")
         lines.append(f"warnings ({len(warnings)}):")

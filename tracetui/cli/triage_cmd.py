@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from tracetui.cli.render import safe
+from tracetui.cli.render import dumps_json, safe
 from tracetui.core.errors import HarnessError
 from tracetui.core.model import Trace
 from tracetui.core.readers import read_runs, read_trace, split_run_ref
@@ -87,6 +87,8 @@ def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO) -> tuple[
     if tmpdir is not None:
         os.unlink(out)
         os.rmdir(tmpdir)
+        for run in runs:  # its file is gone: the trials are named by run id, not after a removed file
+            run.path = ""
     return runs, (out if args.replay_out else None)
 
 
@@ -113,7 +115,7 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.triage import triage, triage_json
 
     original = read_trace(args.original)
-    for issue in original.issues:
+    for issue in (i for i in original.issues if i.severity != "info"):
         print(f"tracetui: original: {issue.severity}: {issue}", file=err)
     kept = None
     if args.agent:
@@ -128,7 +130,7 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             entry["labels"] = found
         doc["original"] = args.original
         doc["replays"] = list(args.replays) if not args.agent else ([kept] if kept else [])
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        out.write(dumps_json(doc, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
         return EXIT_OK
     _print(result, original, replays, args, kept, out, labels)
     return EXIT_OK
@@ -142,6 +144,9 @@ def _trial_labels(result: Any, err: TextIO) -> list[list[dict[str, Any]]]:
 
     out: list[list[dict[str, Any]]] = []
     for t in (result.reproduction.per_trial if result.reproduction else []):
+        if not t.diff.replay.path:  # a trial run now and not kept has no labels sidecar
+            out.append([])
+            continue
         try:
             labels = load_labels(replay_ref(t.diff.replay))
         except ReadError as exc:
@@ -162,7 +167,8 @@ def _print(result: Any, original: Trace, replays: list[Trace], args: argparse.Na
     names = {s.span_id: s.name for s in original.spans}
     rnames = {s.span_id: s.name for r in replays for s in r.spans}
     p(f"triage {safe(original.path)} ({len(original.spans)} spans)"
-      + (f" against {len(replays)} replay{'s' if len(replays) != 1 else ''}" if replays else ""))
+      + (f" against {len(replays)} replay{'s' if len(replays) != 1 else ''}" if replays else "")
+      + (" run now by --agent (not kept: --replay-out FILE keeps them)" if args.agent and not kept else ""))
     if result.failure is not None:
         p(f"failure: {safe(result.failure.reason)}")
     p("")

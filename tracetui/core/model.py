@@ -112,7 +112,8 @@ class ReadIssue:
         where: JSON path inside the record or document (``$.resourceSpans[0]...``),
             or the field name; empty when the whole line is concerned.
         message: What was wrong and what was done about it.
-        severity: ``warning`` (loaded, maybe partially) or ``skipped`` (dropped).
+        severity: ``warning`` (loaded, maybe partially), ``skipped`` (dropped) or ``info`` (how it was
+            read, nothing lost or doubted: the CLI shows it with ``--verbose``).
     """
 
     path: str

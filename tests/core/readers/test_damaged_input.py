@@ -260,7 +260,7 @@ def test_integers_beyond_2_53_and_64_bits_are_kept_exact(tmp_path: Path) -> None
     t = read_trace(p)
     assert t.spans[1].data["arguments"] == {"id": big, "neg": -big, "u64": 2**64 - 1, "js": 2**53 + 1}
     (issue,) = t.issues
-    assert (issue.line, issue.where, issue.severity) == (3, "$.tool.arguments.id", "warning")
+    assert (issue.line, issue.where, issue.severity) == (3, "$.tool.arguments.id", "info")
     assert "2 integer(s) beyond 64 bits" in issue.message and "kept exact" in issue.message
     # hashing, canonical bytes and writing back never fail on them
     assert args_hash(t.spans[1].data["arguments"]) == args_hash({"js": 2**53 + 1, "u64": 2**64 - 1, "neg": -big, "id": big})

@@ -85,7 +85,7 @@ def test_any_agent_tool_and_llm_data_and_header() -> None:
     # jsondoc notes the 128-bit decimal ids (6 spans + 5 parents); any-agent records input messages
     # on the first LLM call only: said once.
     assert [(i.severity, i.message[:30]) for i in trace.issues] == [
-        ("warning", "11 integer(s) beyond 64 bits ("),
+        ("info", "11 integer(s) beyond 64 bits ("),
         ("warning", "2 of 3 llm spans have no input"),
     ]
     assert trace.issues[1].message == "2 of 3 llm spans have no input messages (not captured by the producer)"

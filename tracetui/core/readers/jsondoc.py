@@ -238,7 +238,7 @@ class _Careful:
             first = str(self.big[0])
             issues.append(ReadIssue(path, line, where.get(id(self.big[0]), ""),
                                     f"{len(self.big)} integer(s) beyond 64 bits (first: {first[:40]}) kept exact; "
-                                    "read with Python's json (slower)", "warning"))
+                                    "read with Python's json (slower)", "info"))
         if self.huge:
             issues.append(ReadIssue(path, line, where.get(id(self.huge[0]), ""),
                                     f"{len(self.huge)} integer literal(s) of more than {_INT_DIGITS_MAX} digits "

@@ -382,10 +382,14 @@ def _other_input(original: Trace, replay: Trace) -> str:
 
 
 def _label(replay: Trace) -> str:
-    name = (replay.path or "replay").rsplit("/", 1)[-1]
+    """A trial's name: ``FILE#RUN`` (``FILE`` for a one-run file); the run id alone for a trial held in
+    memory (``path`` empty: ``triage --agent`` without ``--replay-out`` keeps no file to name)."""
+    run = replay.header.get("run_id") if isinstance(replay.header.get("run_id"), str) else replay.trace_id
+    if not replay.path:
+        return run or "replay"
+    name = replay.path.rsplit("/", 1)[-1]
     if len(replay.trace_ids) <= 1:
         return name
-    run = replay.header.get("run_id") if isinstance(replay.header.get("run_id"), str) else replay.trace_id
     return f"{name}#{run}" if run else name
 
 

@@ -41,7 +41,7 @@ class IssuesScreen(ModalScreen[None]):
         for n, (side, issue) in enumerate(self.issues[:SHOWN]):
             if n:
                 text.append("\n")
-            text.append("skipped  " if issue.severity == "skipped" else "warning  ", "bold")
+            text.append(f"{issue.severity if issue.severity in ('skipped', 'info') else 'warning'}  ", "bold")
             text.append(f"{side:<9}", "dim")
             text.append(visible(str(issue)))
         if len(self.issues) > SHOWN:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
 
+from rich.console import Group
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -76,17 +77,37 @@ class TriageList(OptionList):
 
 
 
-def heading(number: int, title: str, state: str, detail: str, style: Styler) -> Table:
-    """A step's heading: its mark and number, title and state, and the detail under the title."""
+def answer(result: TriageResult, number: int, state: str) -> str:
+    """What a step's heading says on its right: the answer to the step's question once it has one
+    (step 1 "yes" / "yes, 2 caveats" / "no", step 2 "yes · 3 of 3" / "no · 0 of 1" / "sometimes · 1 of
+    5", step 3 "answered": its detail starts with the verdict), else the state ("pending", "skipped")."""
+    if number == 1 and state in ("passed", "failed"):
+        n = len(result.caveats)
+        return "no" if state == "failed" else f"yes, {n} caveat{'s' if n != 1 else ''}" if n else "yes"
+    if number == 2 and state == "passed" and result.reproduction is not None:
+        got, of = result.reproduction.reproduced, result.reproduction.trials
+        return f"{'no' if got == 0 else 'yes' if got == of else 'sometimes'} · {got} of {of}"
+    if number == 3 and state == "passed" and result.verdict:
+        return "answered"
+    return state
+
+
+def heading(number: int, title: str, state: str, detail: str, style: Styler, said: str | None = None) -> Group:
+    """A step's heading: its mark and number, title and answer (``said``, default the state), and the
+    detail under the title, as wide as the panel whatever the answer's width."""
     grid = Table.grid(expand=True, padding=(0, 1))
     grid.add_column(width=3, no_wrap=True)
     grid.add_column(ratio=1)
     grid.add_column(no_wrap=True, justify="right")
     mark = style(state) if state in STATE_MARKS else Style()
     grid.add_row(Text(f"{STATE_MARKS.get(state, '?')} {number}", mark + Style(bold=True)),
-                 Text(visible(title), Style(bold=True)), Text(state, mark + Style(bold=True)))
-    grid.add_row(Text(""), Text(visible(detail)), Text(""))
-    return grid
+                 Text(visible(title), Style(bold=True)),
+                 Text(visible(said or state), mark + Style(bold=True)))
+    under = Table.grid(expand=True, padding=(0, 1))
+    under.add_column(width=3, no_wrap=True)
+    under.add_column(ratio=1)
+    under.add_row(Text(""), Text(visible(detail)))
+    return Group(grid, under)
 
 
 def entries(result: TriageResult, step: int, style: Styler) -> list[tuple[Text, Target]]:

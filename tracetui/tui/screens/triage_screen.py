@@ -50,6 +50,7 @@ from tracetui.tui.screens.triage_checklist import (
     Item,
     Target,
     TriageList,
+    answer,
     entries,
     heading,
     indented,
@@ -320,7 +321,8 @@ class TriageScreen(ModalScreen["int | None"]):
         for step in result.steps:
             if options:
                 options.append(None)  # separator
-            options.append(Option(heading(step.number, step.title, step.state, step.detail, self._style), disabled=True))
+            options.append(Option(heading(step.number, step.title, step.state, step.detail, self._style,
+                                          answer(result, step.number, step.state)), disabled=True))
             items = entries(result, step.number, self._style)
             for text, target in items[:ITEMS_PER_STEP]:
                 option_id = f"item-{len(self.items)}"
