@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import CORPUS, corpus
+from corpus import corpus, corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
@@ -275,14 +275,22 @@ def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceb
 
 def test_sniff_accepts_exports_and_rejects_every_other_known_file() -> None:
     bundled = REPO / "sample_runs" / "foreign" / "langfuse-pydantic-ai.trace.json"
-    mine = [*sorted((CORPUS / "langfuse").glob("*.json")), DATA / "public_api_trace.json", bundled]
-    assert len(mine) == 7 or not (CORPUS / "langfuse").exists()
+    mine = [DATA / "public_api_trace.json", bundled]
     for p in mine:
         head = p.read_bytes()[:65536]
         assert READER.sniff(head) and sniff_format(head) == "langfuse", p
-    others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and p.parent.name != "langfuse"]
-    others += [p for p in (REPO / "tests" / "data" / "otlp").glob("*") if p.suffix != ".md"]
+    others = [p for p in (REPO / "tests" / "data" / "otlp").glob("*") if p.suffix != ".md"]
     others += [p for p in (REPO / "tests" / "data" / "otel_sdk").glob("*")]
     others += [p for p in (REPO / "sample_runs").rglob("*") if p.is_file() and p != bundled]
     for p in others:
+        assert not READER.sniff(p.read_bytes()[:65536]), p
+
+
+def test_sniff_accepts_the_corpus_exports_and_rejects_every_other_corpus_file() -> None:
+    mine = sorted((corpus("langfuse")).glob("*.json"))
+    assert len(mine) == 5, mine
+    for p in mine:
+        head = p.read_bytes()[:65536]
+        assert READER.sniff(head) and sniff_format(head) == "langfuse", p
+    for p in corpus_files(outside="langfuse"):
         assert not READER.sniff(p.read_bytes()[:65536]), p
