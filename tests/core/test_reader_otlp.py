@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from tracetui.core.model import SpanKind, Status
 from tracetui.core.readers import read_trace, sniff_format
 from tracetui.core.readers.otel_attrs import indexed_families, span_fields_from_attributes
 from tracetui.core.readers.otlp import OtlpJsonReader, anyvalue, normalize_id
-from mutate import json_paths, replaced
+from mutate import odd_value_outcomes
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "data" / "otlp"
@@ -575,34 +573,17 @@ def test_odd_attribute_values_never_raise() -> None:
 # --- size ------------------------------------------------------------------------------------
 
 
-def test_reading_grows_linearly_with_span_count(tmp_path: Path) -> None:
-    """20k GenAI spans over 200 JSONL lines read in seconds; 4x the spans cost well under 8x the time."""
-    def make(n: int) -> bytes:
-        spans = [span(f"{i + 1:016x}", parent="" if i == 0 else f"{1:016x}", start=str(1000 + i), end=str(2000 + i),
-                      name="execute_tool t", attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t",
-                                                    "gen_ai.tool.call.arguments": json.dumps({"i": i})})
-                 for i in range(n)]
-        return b"".join(orjson.dumps(envelope(*spans[k:k + 100])) + b"\n" for k in range(0, n, 100))
-
-    reader = OtlpJsonReader()
-    small, big = make(5_000), make(20_000)
-
-    def best(data: bytes) -> tuple[float, Any]:
-        """The least CPU time of 3 reads (a collection or another process's burst inflates one read: CI once
-        saw 8.7x for 4x the spans), and the output."""
-        times, out = [], None
-        for _ in range(3):
-            gc.collect()
-            t = time.process_time()
-            out = reader.read("trace", data)
-            times.append(time.process_time() - t)
-        return min(times), out
-
-    t_small, _ = best(small)
-    t_big, out = best(big)
-    assert len(out.runs[0].spans) == 20_000 and out.issues == []
-    assert t_big < 10.0
-    assert t_big < 8 * max(t_small, 0.05)  # linear: ~4x; quadratic would be ~16x
+def test_a_large_collector_file_reads_every_span(tmp_path: Path) -> None:
+    """20k GenAI spans over 200 JSONL lines are all read, without issues. How the time grows with the span
+    count is measured in benchmarks/bench_otlp_scaling.py (no timing assert here: issue 25)."""
+    spans = [span(f"{i + 1:016x}", parent="" if i == 0 else f"{1:016x}", start=str(1000 + i), end=str(2000 + i),
+                  name="execute_tool t", attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t",
+                                                "gen_ai.tool.call.arguments": json.dumps({"i": i})})
+             for i in range(20_000)]
+    data = b"".join(orjson.dumps(envelope(*spans[k:k + 100])) + b"\n" for k in range(0, 20_000, 100))
+    out = OtlpJsonReader().read("trace", data)
+    assert len(out.runs) == 1 and len(out.runs[0].spans) == 20_000 and out.issues == []
+    assert out.runs[0].spans[-1].data["arguments"] == {"i": 19_999}
 
 
 # --- robustness ------------------------------------------------------------------------------
@@ -614,13 +595,8 @@ def test_any_single_odd_value_anywhere_gives_issues_or_read_error_never_a_traceb
     """Every node of the fixture (first record) replaced in turn by null, a number, a string, [] and {}."""
     doc = orjson.loads((DATA / fixture).read_bytes().splitlines()[0] if fixture.endswith(".jsonl")
                        else (DATA / fixture).read_bytes())
-    reader = OtlpJsonReader()
-    for path in json_paths(doc):
-        for odd in (None, -1, "zz", [], {}, True):
-            try:
-                reader.read("f", orjson.dumps(replaced(doc, path, odd)))
-            except ReadError:
-                pass
+    counts = odd_value_outcomes(OtlpJsonReader().read, doc, (None, -1, "zz", [], {}, True), orjson.dumps)
+    assert counts["error"] > 0 and counts["issue"] > 0, counts  # odd values are noticed, not all swallowed
 
 
 def test_utf8_bom_is_ignored(tmp_path: Path) -> None:

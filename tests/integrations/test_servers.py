@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
 
 import anthropic
 import httpx
@@ -102,22 +102,22 @@ def raw_sse(server: ModelServer, path: str, body: dict) -> list[tuple[str | None
 # --- lifecycle -----------------------------------------------------------------
 
 
-def test_start_is_fast_and_stop_releases_the_port():
-    t0 = time.perf_counter()
+def test_stop_releases_the_port_even_with_a_keep_alive_connection_open():
+    """No timing assert (issue 25: a loaded 2-core machine flakes on one): a stop() held up by the open
+    connection shows as a thread still alive after a generous 30 s."""
     server = ModelServer().start()
-    started = time.perf_counter() - t0
     try:
         assert server.url.startswith("http://127.0.0.1:")
         assert server.base_url_openai == server.url + "/v1"
         # A keep-alive connection left open must not hold stop() up.
         with httpx.Client() as client:
             assert client.get(server.url + "/api/weather", params={"city": "X"}).status_code == 200
-            t1 = time.perf_counter()
-            server.stop()
-            assert time.perf_counter() - t1 < 0.5
+            stopper = threading.Thread(target=server.stop, daemon=True)
+            stopper.start()
+            stopper.join(30)
+            assert not stopper.is_alive(), "stop() waits for the client's keep-alive connection"
     finally:
         server.stop()
-    assert started < 0.05
     assert not server.running
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "/api/weather", timeout=1)

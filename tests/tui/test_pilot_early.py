@@ -224,9 +224,7 @@ async def test_quitting_while_the_pair_is_read_stops_the_read(tmp_path: Path, mo
     app = TraceTuiApp(original, replay)
     async with app.run_test(size=(120, 30)) as pilot:
         await _until(pilot, lambda: len(reads) > 2)
-        started = time.monotonic()
         await pilot.press("q")
-    assert time.monotonic() - started < 5
     assert app.diff is None or app.diff.partial
     stopped = len(reads)
     await asyncio.sleep(0.5)

@@ -71,7 +71,8 @@ async def test_n_and_p_while_loading_say_so_not_that_the_runs_agree(monkeypatch:
         await wait_loaded(pilot)
 
 
-async def test_load_messages_after_the_app_began_to_shut_down_are_dropped(tiny: tuple[str, str]) -> None:
+async def test_load_messages_after_the_app_began_to_shut_down_are_dropped(tiny: tuple[str, str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A read released just as the app exits posts its messages while the widgets are being removed (a
     held-out tester's flake in the screenshot script: NoMatches on StatusBar); they are dropped."""
     from tracetui.tui.messages import EarlyLoaded, LoadProgress
@@ -82,6 +83,9 @@ async def test_load_messages_after_the_app_began_to_shut_down_are_dropped(tiny: 
         generation = app._load_generation
         app.reloading = True
         app._running = False  # as App._shutdown sets it before it removes the widgets
+        diff, screens = app.diff, list(app.screen_stack)
+        said: list[str] = []
+        monkeypatch.setattr(app, "notify", lambda message, *a, **k: said.append(str(message)))
         try:
             for bar in app.screen_stack[0].query(StatusBar):
                 bar.remove()
@@ -90,6 +94,10 @@ async def test_load_messages_after_the_app_began_to_shut_down_are_dropped(tiny: 
             app.on_early_loaded(EarlyLoaded(app.diff, generation))
             app.on_pair_loaded(PairLoaded(app.diff, generation))
             app.on_load_failed(LoadFailed("replay", "x", "gone", generation=generation))
+            # Dropped: the state they would change is as it was (the diff, the reload flag, the screens),
+            # nothing is said and no exit code is set by the failure.
+            assert app.diff is diff and app.reloading is True and list(app.screen_stack) == screens
+            assert said == [] and app.return_code is None
         finally:
             app._running = True
 

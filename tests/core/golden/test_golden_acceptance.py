@@ -344,7 +344,22 @@ def test_promote_errors_are_clear_and_write_nothing(runs: dict[str, Path], tmp_p
     assert not Path("golden").exists() and Path("a-file").read_text() == "x"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_promote_under_a_regular_file_fails_clearly_even_as_root(runs: dict[str, Path]) -> None:
+    """The unwritable target that holds for root too (CI runs as root): a folder under a regular file."""
+    Path("a-file").write_text("x")
+    rc, _, err = cli("promote", runs["original"], "--to", "a-file/golden")
+    assert rc == 2 and "a-file/golden" in err and "cannot create the golden folder" in err, err
+    assert "Traceback" not in err and Path("a-file").read_text() == "x"
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux sysfs: a folder root cannot write into")
+def test_promote_into_an_existing_folder_root_cannot_write_into(runs: dict[str, Path]) -> None:
+    """The existing-folder branch (``cannot write there``), as root too: sysfs refuses new entries to everyone."""
+    rc, _, err = cli("promote", runs["original"], "--to", "/sys/kernel")
+    assert rc == 2 and "/sys/kernel" in err and "cannot write there" in err, err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into chmod 555 folders; the two tests above run as root")
 def test_promote_into_a_read_only_folder(runs: dict[str, Path]) -> None:
     Path("golden").mkdir(mode=0o555)
     try:

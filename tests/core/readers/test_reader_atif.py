@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from corpus import CORPUS, corpus
+from corpus import CORPUS, corpus, corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
@@ -226,7 +226,7 @@ def test_wrong_schema_version_is_read_with_a_warning(tmp_path: Path) -> None:
 
 def test_sniff_accepts_atif_files_and_nothing_else() -> None:
     r = AtifReader()
-    others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and "atif" not in p.parts]
+    others = []  # the corpus: test_sniff_rejects_every_other_corpus_file
     others += [p for p in (TESTS / "data").rglob("*") if p.is_file() and p.parent.name != "atif"]
     others += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file()]
     assert any("otlp" in p.parts for p in others) and any("sample_runs" in p.parts for p in others)
@@ -235,3 +235,8 @@ def test_sniff_accepts_atif_files_and_nothing_else() -> None:
         assert r.sniff(p.read_bytes()[:65536]), p
         assert sniff_format(p.read_bytes()[:65536]) == "atif", p
     assert not r.sniff(b'schema_version "ATIF-v1.5"')
+
+
+def test_sniff_rejects_every_other_corpus_file() -> None:
+    r = AtifReader()
+    assert [str(p) for p in corpus_files(outside="atif") if r.sniff(p.read_bytes()[:65536])] == []

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import CORPUS
+from corpus import corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
@@ -77,8 +77,6 @@ def test_each_sample_is_claimed_by_its_own_reader_only(rel: str) -> None:
 def _foreign_files() -> list[Path]:
     out = [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file()]
     out += [p for p in (ROOT / "tests" / "data").rglob("*") if p.is_file() and "cassettes" not in p.parts]
-    if CORPUS.exists():
-        out += [p for p in CORPUS.rglob("*") if p.is_file()]
     return sorted(out)
 
 
@@ -562,3 +560,8 @@ def test_repeated_run_ids_are_made_unique(tmp_path: Path) -> None:
     assert t.trace_ids == ["same", "same-2", "run-3"] and t.trace_id == "same-2"
     assert [(i.line, i.message) for i in t.issues if "already used" in i.message] == [
         (2, "runId 'same' already used by an earlier run of the file; this one is 'same-2'")]
+
+
+def test_no_cassette_reader_claims_a_corpus_file() -> None:
+    claimed = {str(p): [r.name for r in READERS if r.sniff(p.read_bytes()[:65536])] for p in corpus_files()}
+    assert {p: c for p, c in claimed.items() if c} == {}

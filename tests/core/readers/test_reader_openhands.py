@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
-from corpus import CORPUS, corpus
+from corpus import CORPUS, corpus, corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import ReadError
@@ -277,7 +277,7 @@ def test_bad_events_are_skipped_and_named(tmp_path: Path) -> None:
 
 
 def _other_files() -> list[Path]:
-    files = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and "openhands" not in p.parts]
+    files = []  # the corpus: test_sniff_rejects_every_other_corpus_file
     files += [p for p in (TESTS / "data").rglob("*") if p.is_file() and p.parent.name != "openhands"]
     files += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file()]
     return files
@@ -294,3 +294,8 @@ def test_sniff_accepts_openhands_files_and_nothing_else() -> None:
     if (CORPUS / "openhands" / "basic.json").exists():
         assert r.sniff((CORPUS / "openhands" / "basic.json").read_bytes()[:65536])
     assert not r.sniff(b'[{"role": "user", "content": "the action \\"run\\" with args"}]')
+
+
+def test_sniff_rejects_every_other_corpus_file() -> None:
+    r = OpenHandsReader()
+    assert [str(p) for p in corpus_files(outside="openhands") if r.sniff(p.read_bytes()[:65536])] == []

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from corpus import CORPUS, corpus
+from corpus import CORPUS, corpus, corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.diff import diff_traces
@@ -177,7 +177,7 @@ def test_nothing_loadable_raises_read_error(tmp_path: Path, content: bytes) -> N
 
 def test_sniff_accepts_trajectories_and_nothing_else() -> None:
     r = SweAgentReader()
-    others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and "swe-agent" not in p.parts]
+    others = []  # the corpus: test_sniff_rejects_every_other_corpus_file
     others += [p for p in (TESTS / "data").rglob("*") if p.is_file() and p.parent.name != "swe_agent"]
     others += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file()]
     assert any("otlp" in p.parts for p in others) and any("sample_runs" in p.parts for p in others)
@@ -190,3 +190,8 @@ def test_sniff_accepts_trajectories_and_nothing_else() -> None:
     assert r.sniff(b'\xef\xbb\xbf{"trajectory": [ {"response": "cut mid-')
     # an OpenHands server export wraps its events the same way; events open with "id"
     assert not r.sniff(b'{"trajectory": [{"id": 0, "source": "agent", "action": "run", "args": {}, "observation": "run"}]}')
+
+
+def test_sniff_rejects_every_other_corpus_file() -> None:
+    r = SweAgentReader()
+    assert [str(p) for p in corpus_files(outside="swe-agent") if r.sniff(p.read_bytes()[:65536])] == []

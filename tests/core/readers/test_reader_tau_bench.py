@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from corpus import CORPUS, corpus
+from corpus import corpus, corpus_files
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.diff import diff_traces
@@ -194,7 +194,7 @@ def test_nothing_loadable_raises_read_error(tmp_path: Path, content: bytes) -> N
 
 def test_sniff_accepts_tau_bench_files_and_nothing_else() -> None:
     r = TauBenchReader()
-    others = [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md" and "tau-bench" not in p.parts]
+    others = []  # the corpus: test_sniff_rejects_every_other_corpus_file
     others += [p for p in (TESTS / "data").rglob("*") if p.is_file() and p.parent.name != "tau_bench"]
     bundled = ROOT / "sample_runs" / "foreign" / "tau-bench-airline.json"
     others += [p for p in (ROOT / "sample_runs").rglob("*") if p.is_file() and p != bundled]
@@ -206,3 +206,8 @@ def test_sniff_accepts_tau_bench_files_and_nothing_else() -> None:
         assert sniff_format(p.read_bytes()[:65536]) == "tau-bench", p
     assert r.sniff(b'\xef\xbb\xbf [ {"task_id": 1, "traj": [')  # BOM, blanks, cut mid-way
     assert not r.sniff(b'{"task_id": 1, "traj": []}')
+
+
+def test_sniff_rejects_every_other_corpus_file() -> None:
+    r = TauBenchReader()
+    assert [str(p) for p in corpus_files(outside="tau-bench") if r.sniff(p.read_bytes()[:65536])] == []
