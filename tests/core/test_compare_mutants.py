@@ -46,3 +46,19 @@ def test_volatile_fields_names_each_field_exactly() -> None:
     assert volatile_fields(s) == {"span_id": "a1", "parent_id": "p0", "trace_id": "tr", "seq": 3, "start_ns": 10,
                                   "end_ns": 20, "duration_ns": 10, "tool.call_id": "c9",
                                   "attributes.http.status": 200}
+
+
+def test_field_types_give_the_policy_priority_and_type_per_path() -> None:
+    """What noise rules use to retype a divergence whose top field was hidden (diff.noise)."""
+    from tracetui.core.diff.compare import field_types
+    from tracetui.core.model import SpanKind
+
+    assert field_types(SpanKind.TOOL) == {
+        "tool.tool_name": (0, T.ARGS_MISMATCH), "tool.arguments": (1, T.ARGS_MISMATCH),
+        "tool.effect": (2, T.ARGS_MISMATCH), "tool.tool_version": (3, T.ARGS_MISMATCH),
+        "status": (4, T.STATUS_MISMATCH), "error_type": (4, T.STATUS_MISMATCH),
+        "tool.output": (5, T.OUTPUT_MISMATCH), "tool.output_truncated": (6, T.OUTPUT_MISMATCH)}
+    assert field_types(SpanKind.DECISION) == {
+        "status": (0, T.STATUS_MISMATCH), "error_type": (0, T.STATUS_MISMATCH),
+        "decision.decision": (1, T.DECISION_MISMATCH), "decision.value": (2, T.DECISION_MISMATCH),
+        "decision.options": (3, T.DECISION_MISMATCH)}
