@@ -88,3 +88,15 @@ def test_non_string_keys_and_values_orjson_cannot_write_still_give_bytes() -> No
     assert canonical_json({"s": "\ud800", "b": json.dumps({"x": 1})}) == b'{"b":{"x":1},"s":"\\ud800"}'
     with pytest.raises(TypeError):
         canonical_json({"a": object()})
+
+
+def test_a_value_without_json_strings_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count, not a time: without a string the slow path would parse, ``canonicalize`` is never called
+    (kills the mutants that disable the fast path, tests/mutation_equivalents.md)."""
+    import tracetui.core.canonical as canonical
+
+    calls: list[object] = []
+    real = canonical.canonicalize
+    monkeypatch.setattr(canonical, "canonicalize", lambda v: calls.append(v) or real(v))
+    assert canonical.canonical_json(REORDERED) == canonical_json(ARGS) and calls == []
+    assert canonical.canonical_json({"a": '{"x": 1}'}) == b'{"a":{"x":1}}' and calls[0] == {"a": '{"x": 1}'}
