@@ -6,6 +6,12 @@ instrumentation and the OpenTelemetry SDK's ``ConsoleSpanExporter`` writing to a
 fingerprints, token counts and tool-call ids, and its chain spans carry LangChain-serialised
 messages: an unchanged rerun must still give no divergence, and a changed tool output must part
 the runs at that tool.
+
+Issue 19, "Held to": ``triage`` on the same real traces (LangGraph + OpenInference, pydantic-ai's own
+instrumentation) grades their missing prompt version and clock as caveats and reaches the verdict of
+the change made: none for a rerun (model_or_prompt, reproduced), data_or_integration naming the read
+for another tool output, variance for another model argument on the same inputs, and
+code_or_config_change for another system prompt.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProces
 
 from tracetui.core.diff import diff_traces  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
+from tracetui.core.triage import triage  # noqa: E402
 
 from .servers import ModelServer  # noqa: E402
 
@@ -63,8 +70,9 @@ def openinference():
         provider.shutdown()
 
 
-def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int = 18) -> str:
-    """The prebuilt ReAct agent (read get_weather, write send_report), traced into ``out``."""
+def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int = 18,
+                   prompt: str = "You report the weather.") -> str:
+    """The prebuilt ReAct agent (read get_weather, write send_report) with system ``prompt``, traced into ``out``."""
     import warnings
 
     from langgraph.prebuilt import create_react_agent
@@ -83,7 +91,7 @@ def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int
                        temperature=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        agent = create_react_agent(model, tools, prompt="You report the weather.")
+        agent = create_react_agent(model, tools, prompt=prompt)
     with out.open("w") as fh:
         sink.fh = fh
         try:
@@ -210,3 +218,63 @@ def test_pydantic_ai_otel_trace_as_the_recording_of_a_frozen_replay(model_server
             _run_pydantic_ai(model_server, tmp_path / "changed.json", api=api, stream=stream,
                              system_prompt="You report the weather, briefly.")
     assert model_server.hits == []
+
+
+# ---- triage on these traces (issue 19, "Held to") -----------------------------------------------
+
+def _triaged(original, replay) -> tuple[str, str, list]:
+    """Triage ``replay`` as one trial of ``original``: (verdict, cause key, reasons), after checking
+    that step 1 graded the usual instrumentation's gaps as caveats, not blockers."""
+    result = triage(original, [replay])
+    assert result.steps[0].state == "passed" and result.replayability.blockers == []
+    assert {f.field for f in result.caveats} >= {"header.clock", "llm.prompt_version"}
+    assert result.verdict not in (None, "not_replayable")
+    assert any(r.rule == "confidence" and "lowered" in r.text for r in result.reasons)
+    return result.verdict, result.cause, result
+
+
+def _assert_verdicts_match_the_changes(runs: dict[str, Path], read_name: str) -> None:
+    original = read_trace(runs["a"])
+    read = next(s for s in original.spans if s.name == read_name)
+
+    verdict, cause, result = _triaged(original, read_trace(runs["b"]))
+    assert (verdict, result.reproduction.reproduced) == ("model_or_prompt", 1)
+
+    # another tool output: the read that returned it is the cause, and the first evidence
+    verdict, cause, result = _triaged(original, read_trace(runs["hot"]))
+    assert (verdict, cause) == ("data_or_integration", "data tool get_weather")
+    assert result.evidence[0].span_id == read.span_id and "tool.output.temp_c" in result.evidence[0].reason
+    assert any(r.rule == "moved_data" and r.on == read.span_id for r in result.reasons)
+
+    # the same inputs, another model argument: the model decided otherwise
+    verdict, cause, result = _triaged(original, read_trace(runs["lyon"]))
+    assert (verdict, cause) == ("variance", "variance")
+    assert any(r.rule == "model_decided" and '"Lyon"' in r.text for r in result.reasons)
+
+    # another system prompt, under which the model decided otherwise: a prompt change
+    verdict, cause, result = _triaged(original, read_trace(runs["prompt"]))
+    assert (verdict, cause) == ("code_or_config_change", "config prompt")
+    assert any(r.rule == "header_change" and "system_prompt_hash" in r.text for r in result.reasons)
+
+
+def test_triage_reaches_the_verdict_of_the_change_on_pydantic_ai_traces(model_server, tmp_path):
+    runs = {name: tmp_path / f"{name}.json" for name in ("a", "b", "hot", "lyon", "prompt")}
+    _run_pydantic_ai(model_server, runs["a"])
+    _run_pydantic_ai(model_server, runs["b"])
+    _run_pydantic_ai(model_server, runs["hot"], temp_c=25)
+    model_server.city = "Lyon"
+    _run_pydantic_ai(model_server, runs["lyon"])
+    _run_pydantic_ai(model_server, runs["prompt"], system_prompt="You report the weather, briefly.")
+    _assert_verdicts_match_the_changes(runs, "execute_tool get_weather")
+
+
+def test_triage_reaches_the_verdict_of_the_change_on_langgraph_openinference_traces(model_server, openinference,
+                                                                                     tmp_path):
+    runs = {name: tmp_path / f"{name}.json" for name in ("a", "b", "hot", "lyon", "prompt")}
+    _run_langgraph(model_server, openinference, runs["a"])
+    _run_langgraph(model_server, openinference, runs["b"])
+    _run_langgraph(model_server, openinference, runs["hot"], temp_c=25)
+    model_server.city = "Lyon"
+    _run_langgraph(model_server, openinference, runs["lyon"])
+    _run_langgraph(model_server, openinference, runs["prompt"], prompt="You report the weather, briefly.")
+    _assert_verdicts_match_the_changes(runs, "get_weather")
