@@ -141,3 +141,21 @@ def test_a_duplicate_key_in_tool_arguments_recorded_as_text_is_refused(bank: Any
     red = Redactor(KEY, sensitive_fields=bank.sensitive_fields)
     (run,) = replay(trace, bank, str(tmp_path / "r.jsonl"), redactor=red, timer=Ticker()).runs
     assert isinstance(run.error, RecordingUnservable) and run.status == "unservable_recording"
+
+
+def test_a_frozen_replay_refuses_an_llm_answer_whose_tool_call_arguments_are_ambiguous(tmp_path: Path) -> None:
+    coin = load_agent(f"{AGENT.parent / 'coin_agent.py'}:run")
+    coin.run.__globals__["CALLS"]["model"] = 0  # the scripted model's refund call
+    red = Redactor(KEY)
+    out = tmp_path / "coin.jsonl"
+    record(coin, {}, str(out), redactor=red, seed=1, timer=Ticker())
+    lines = out.read_bytes().splitlines()
+    i = next(i for i, line in enumerate(lines) if b'"kind":"llm"' in line)
+    obj = orjson.loads(lines[i])
+    obj["llm"]["output"]["tool_calls"][0]["arguments"] = '{"order_id":"A-2","order_id":"A-1"}'
+    lines[i] = orjson.dumps(obj)
+    out.write_bytes(b"\n".join(lines) + b"\n")
+    (run,) = replay(read_trace(out), coin, str(tmp_path / "r.jsonl"), redactor=red, timer=Ticker()).runs
+    assert isinstance(run.error, RecordingUnservable) and run.status == "unservable_recording"
+    assert '"A-2" then "A-1"' in str(run.error)
+    assert [d["type"] for d in run.outcome.divergences] == ["recording_unservable"]
