@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from tracetui.core.errors import HarnessError, InputMismatch, RecordingIncomplete
+from tracetui.core.errors import HarnessError, InputMismatch, RecordingIncomplete, RecordingUnservable
 from tracetui.core.harness.cassette import unfinished
 from tracetui.core.harness.steps import Live, Steps, arun_steps, copy_value, jsonable, run_steps
 from tracetui.core.model import SpanKind, Status
@@ -182,6 +182,20 @@ class LlmCalls:
                            "replay.recorded_span_id": rec.span_id if rec is not None else None})
             self.outcome.divergences.append({"type": "input_mismatch", "span_id": span_id, "seq": seq,
                                              "tool": name, "message": msg})
+            raise exc
+        dup = rec.attributes.get("tracetui.duplicate_keys")
+        if dup and not getattr(self, "accept_truncated", False):
+            why = f"its recorded tool-call arguments are ambiguous (the same key twice with different values: {dup})"
+            exc = RecordingUnservable(name, why, f"unservable recording: LLM call #{position + 1} ({name}): {why}; a "
+                                      "strict replay never serves it (--accept-truncated serves it, marked).",
+                                      span_id=span_id)
+            data["output"] = None
+            self._emit(span_id, seq, start, SpanKind.LLM, name, data, status=Status.ERROR,
+                       error_type="RecordingUnservable", attributes={
+                           "replay.source": "refused", "replay.divergence": exc.divergence,
+                           "replay.recorded_span_id": rec.span_id})
+            self.outcome.divergences.append({"type": exc.divergence, "span_id": span_id, "seq": seq, "tool": name,
+                                             "message": str(exc)})
             raise exc
         self.outcome.llm_served += 1
         for k, v in rec.data.items():

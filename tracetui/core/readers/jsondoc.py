@@ -48,7 +48,7 @@ import orjson
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
 
-__all__ = ["BOM", "HELD_BACK", "careful_load", "exact_int", "iter_json_values", "json_path", "load_json",
+__all__ = ["BOM", "HELD_BACK", "careful_load", "duplicate_keys", "exact_int", "iter_json_values", "json_path", "load_json",
            "load_json_or_jsonl", "recheck"]
 
 BOM = b"\xef\xbb\xbf"
@@ -182,7 +182,7 @@ class _Careful:
         self.big: list[int] = []
         self.huge: list[str] = []
         self.overflow: list[str] = []
-        self.dups: list[tuple[dict[str, Any], list[str]]] = []
+        self.dups: list[tuple[dict[str, Any], dict[str, list[Any]]]] = []
 
     def constant(self, name: str) -> str:
         s = "".join(_CONSTANTS[name])  # a fresh object, found again by identity in ``_locate``
@@ -210,14 +210,23 @@ class _Careful:
     def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         d = dict(pairs)
         if len(d) != len(pairs):
-            seen: set[str] = set()
-            repeated: list[str] = []
-            for k, _ in pairs:
-                if k in seen and k not in repeated:
-                    repeated.append(k)
-                seen.add(k)
-            self.dups.append((d, repeated))
+            seen: dict[str, list[Any]] = {}
+            for k, v in pairs:
+                seen.setdefault(k, []).append(v)
+            self.dups.append((d, {k: vs for k, vs in seen.items() if len(vs) > 1}))
         return d
+
+    def dup_notes(self, where: dict[int, str]) -> list[tuple[str, str, bool]]:
+        """``(JSON path of the object, message, ambiguous)`` per repeated key: the message names every
+        value in order; ambiguous when the values differ."""
+        out = []
+        for d, keys in self.dups:
+            for k, vs in keys.items():
+                ambiguous = any(v != vs[0] for v in vs[1:])
+                shown = " then ".join(_show(v) for v in vs) if ambiguous else f"{_show(vs[0])} {len(vs)} times"
+                out.append((where.get(id(d), ""), f"duplicate key {k!r} in one object: {shown}; the last value is "
+                            "kept (as orjson and Python's json do)", ambiguous))
+        return out
 
     def report(self, path: str, value: Any, issues: list[ReadIssue], line: int | None) -> None:
         if not (self.constants or self.big or self.huge or self.overflow or self.dups):
@@ -244,11 +253,42 @@ class _Careful:
                                     f"{len(self.huge)} integer literal(s) of more than {_INT_DIGITS_MAX} digits "
                                     f"(first: {len(self.huge[0])} digits, {self.huge[0][:20]}…) kept as text",
                                     "warning"))
-        for d, keys in self.dups:
-            names = ", ".join(repr(k) for k in keys)
-            issues.append(ReadIssue(path, line, where.get(id(d), ""),
-                                    f"duplicate key {names} in one object; the last value is kept "
-                                    "(as orjson and Python's json do)", "warning"))
+        for at, message, _ in self.dup_notes(where):
+            issues.append(ReadIssue(path, line, at, message, "warning"))
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    """A value as JSON text, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def duplicate_keys(text: str) -> list[tuple[str, str, bool]]:
+    """The keys repeated in one object of the JSON text ``text`` (an argument string).
+
+    Returns:
+        ``(JSON path of the object, message naming each value in order, ambiguous)`` per repeated
+        key, ``ambiguous`` when its values differ; empty when there is none or ``text`` is not
+        JSON. A text without a dropped key costs one orjson parse and dump (the ``:`` count).
+    """
+    try:
+        value = _loads(text)
+    except orjson.JSONDecodeError:
+        return []
+    if type(value) is not dict and type(value) is not list:
+        return []
+    if not _may_hide_duplicates(text, 0, len(text), value):
+        return []
+    hooks = _Careful()
+    try:
+        value = json.loads(text, parse_constant=hooks.constant, parse_int=hooks.int, parse_float=hooks.float,
+                           object_pairs_hook=hooks.pairs)
+    except (ValueError, RecursionError):
+        return []
+    return hooks.dup_notes(_locate(value, {id(d): d for d, _ in hooks.dups}))
 
 
 def careful_load(path: str, data: bytes | bytearray | memoryview, issues: list[ReadIssue], *,

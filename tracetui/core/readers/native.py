@@ -32,6 +32,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import SPAN_KINDS, ReadIssue, Span, SpanKind, Status, Trace
+from tracetui.core.readers.ambiguous import flag_line, note_argument_strings
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, bom_issue, exact_int, load_json, recheck
@@ -187,6 +188,7 @@ class LineParser:
                 fresh = span is None or span._len != end - start  # type: ignore[attr-defined]
                 if fresh:  # else parsed already (a clean line read by the index path, core.early)
                     clean = False
+                    before = len(issues)
                     try:
                         obj = loads(view[start:end])
                     except orjson.JSONDecodeError as exc:
@@ -227,6 +229,8 @@ class LineParser:
                             spans, ids, in_order, last_seq = run.spans, {}, True, 0
                         read_header(obj, run, self.out.runs, path, lineno, issues)
                         continue
+                    if len(issues) > before and any(i.where.startswith("$.tool.arguments") for i in issues[before:]):
+                        flag_line(obj, bytes(view[start:end]).removeprefix(BOM).decode("utf-8", "replace"))
                     span = span_fast(obj, lineno)
                     if span is None:
                         in_order = False
@@ -234,6 +238,9 @@ class LineParser:
                         span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
                         if span is None:
                             continue
+                    if span.kind is _TOOL or span.kind is _LLM:
+                        if note_argument_strings(span, path, issues):
+                            clean = False
                 if in_order:  # (the careful path above has set it False)
                     sid, parent, seq = span.span_id, span.parent_id, span.seq
                     same = ids.get(parent) if parent is not None else None  # before sid: not its own parent
@@ -317,6 +324,7 @@ def read_header(obj: dict[str, Any], run: RunSpans, runs: list[RunSpans], path: 
                             f"the lines from here on are {named} (select it with FILE#{new})", "warning"))
 
 
+_TOOL, _LLM = SpanKind.TOOL, SpanKind.LLM
 _REQUIRED = operator.itemgetter("span_id", "parent_id", "seq", "kind", "name", "start_ns", "end_ns", "status", "error_type")
 """The fields ``span_to_obj`` always writes: one C-level call instead of nine ``.get``."""
 _ALLOWED = {k: _COMMON | {k} for k in _KINDS}
