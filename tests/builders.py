@@ -102,3 +102,15 @@ def generated_pair(folder: Path, n: int, edits: int, seed: int) -> tuple[Path, P
         sys.path.remove(root)
     orig, replays = ensure_data(folder, n, [edits], seed)
     return orig, replays[edits]
+
+
+class Ticker:
+    """A span clock for harness tests: integer ns since the epoch, +1 ms a reading (spans get
+    distinct, ordered times without reading the wall clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1_790_000_000_000_000_000
+
+    def __call__(self) -> int:
+        self.now += 1_000_000
+        return self.now

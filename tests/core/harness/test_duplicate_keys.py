@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from builders import Ticker
 from tracetui.core.errors import RecordingUnservable
 from tracetui.core.harness import load_agent, record, replay
 from tracetui.core.harness.redact import Redactor
@@ -22,14 +23,6 @@ AGENT = Path(__file__).resolve().parents[2] / "data" / "harness" / "bank_agent.p
 KEY = b"test-project-key"
 INPUT = {"email": "ada.lovelace@example.com", "amount": 120}
 
-
-class Ticker:
-    def __init__(self) -> None:
-        self.now = 1_790_000_000_000_000_000
-
-    def __call__(self) -> int:
-        self.now += 1_000_000
-        return self.now
 
 
 @pytest.fixture()

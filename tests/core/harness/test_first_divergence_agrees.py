@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from builders import Ticker
 from tracetui.core.diff import DivergenceType, diff_traces
 from tracetui.core.harness import load_agent, record, replay
 from tracetui.core.harness.redact import Redactor
@@ -28,14 +29,6 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "harness"
 KEY = b"first-divergence-test-key-012345"
 BANK = {"email": "ada.lovelace@example.com", "amount": 120}
 
-
-class Ticker:
-    def __init__(self) -> None:
-        self.now = 1_790_000_000_000_000_000
-
-    def __call__(self) -> int:
-        self.now += 1_000_000
-        return self.now
 
 
 def reset(spec: Any, model_calls: int = 0) -> None:

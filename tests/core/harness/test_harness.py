@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from builders import Ticker
 from tracetui.core.diff import diff_traces
 from tracetui.core.errors import InputMismatch, RecordingExhausted, SchemaChanged, UnrecordedCall
 from tracetui.core.harness import load_agent, record, replay
@@ -25,16 +26,6 @@ AGENT = Path(__file__).resolve().parents[2] / "data" / "harness" / "bank_agent.p
 KEY = b"test-project-key"
 INPUT = {"email": "ada.lovelace@example.com", "amount": 120}
 
-
-class Ticker:
-    """A span clock: +1 ms a reading."""
-
-    def __init__(self) -> None:
-        self.now = 1_790_000_000_000_000_000
-
-    def __call__(self) -> int:
-        self.now += 1_000_000
-        return self.now
 
 
 @pytest.fixture()
