@@ -118,3 +118,5 @@ def test_replay_and_diff_name_the_same_first_divergence(
         assert below and below[0] is d.first
     assert below[0].replay is not None, f"the diff's first is {below[0].type.value} on the original side only"
     assert below[0].replay.span_id == first["span_id"], (below[0].type.value, first)
+    if first["type"] == "unrecorded_call":  # and by the same name, even where alignment paired it with a recorded call
+        assert below[0].type is DivergenceType.UNRECORDED_CALL, below[0].type

@@ -258,14 +258,21 @@ def compare_pair(a: Span, b: Span, same_key: bool) -> tuple[DivergenceType | Non
     Equal keys (``tracetui.core.diff.align.span_key``) prove the identity fields
     byte-equal (a tool's name and canonical arguments, a retrieval's index and
     query...), so they are not compared again. ``screen_pairs`` settles the
-    equal pair; the field-by-field slow path decides the others.
+    equal pair; the field-by-field slow path decides the others. An
+    ``args_mismatch`` whose replay span the harness marked ``replay.divergence:
+    unrecorded_call`` is that ``unrecorded_call`` (``replay`` and ``diff`` name it alike).
     """
     if not screen_pairs((a,), (b,), (0,), (0,), (same_key,)):
         return None, ()
     try:
-        return _compare_slow(a, b)
+        dtype, fields = _compare_slow(a, b)
     except RecursionError:
-        return _deep_fallback(a, b)
+        dtype, fields = _deep_fallback(a, b)
+    if dtype is _ARGS and b.attributes and b.attributes.get("replay.divergence") == "unrecorded_call":
+        # The replay harness served nothing for this call (its span says so): paired by alignment
+        # with a recorded call of the same tool, it is still the call the recording does not cover.
+        dtype = DivergenceType.UNRECORDED_CALL
+    return dtype, fields
 
 
 def screen_pairs(

@@ -29,6 +29,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -205,9 +206,19 @@ def locate_agent_ref(ref: str, trace_path: str) -> str:
         folder = parent
 
 
+_LOADING = threading.Lock()
+"""Held while an agent file is imported: a second thread (a Dask worker's) asking for the same file
+waits for the whole module instead of getting it half-executed from ``sys.modules``."""
+
+
 def _load_file(path: str) -> Any:
     if not os.path.isfile(path):
         raise AgentLoadError(f"agent file {path} not found")
+    with _LOADING:
+        return _load_file_locked(path)
+
+
+def _load_file_locked(path: str) -> Any:
     name = "tracetui_agent_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
