@@ -114,3 +114,18 @@ class Ticker:
     def __call__(self) -> int:
         self.now += 1_000_000
         return self.now
+
+
+BANK_NEW_READ_FIRST = '''
+import importlib.util
+spec = importlib.util.spec_from_file_location("bank_agent_base", {bank!r})
+base = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(base)
+TOOLS, READ_TOOLS, RETRIEVERS, MODEL = base.TOOLS, base.READ_TOOLS, base.RETRIEVERS, base.MODEL
+MODEL_INFO, PROMPTS, SENSITIVE_FIELDS = base.MODEL_INFO, base.PROMPTS, base.SENSITIVE_FIELDS
+def run(ctx, input):
+    ctx.tool("get_balance", {{"account": "B2"}})  # the fix: one new read before anything else
+    return base.run(ctx, input)
+'''
+"""The held-out fix of issue 20 as an agent file (``.format(bank=PATH)``): the bank agent of PATH
+with one new read before anything else."""

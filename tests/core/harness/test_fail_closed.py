@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from builders import Ticker
+from builders import BANK_NEW_READ_FIRST, Ticker
 from tracetui.core.errors import RecordingExhausted, RecordingIncomplete, RecordingUnservable, WriteMismatch
 from tracetui.core.harness import load_agent, record, replay
 from tracetui.core.harness.redact import Redactor
@@ -273,17 +273,7 @@ def test_a_tool_called_with_a_plain_string_records_and_replays(tmp_path: Path) -
 
 
 # -- item 9: diff and replay agree on the first divergence ------------------------------------------
-NEW_READ_FIRST = '''
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("bank_agent_base", {bank!r})
-base = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(base)
-TOOLS, READ_TOOLS, RETRIEVERS, MODEL = base.TOOLS, base.READ_TOOLS, base.RETRIEVERS, base.MODEL
-MODEL_INFO, PROMPTS, SENSITIVE_FIELDS = base.MODEL_INFO, base.PROMPTS, base.SENSITIVE_FIELDS
-def run(ctx, input):
-    ctx.tool("get_balance", {{"account": "B2"}})  # the fix: one new read before anything else
-    return base.run(ctx, input)
-'''
+NEW_READ_FIRST = BANK_NEW_READ_FIRST
 
 
 def test_diff_and_replay_name_the_same_first_divergence_when_the_fix_reads_first(bank: Any, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from builders import Ticker
+from builders import BANK_NEW_READ_FIRST, Ticker
 from tracetui.core.diff import DivergenceType, diff_traces
 from tracetui.core.harness import load_agent, record, replay
 from tracetui.core.harness.redact import Redactor
@@ -43,17 +43,7 @@ def reset(spec: Any, model_calls: int = 0) -> None:
 
 HELDOUT_INPUT = load_agent(f"{DATA / 'heldout_agent.py'}:run").run.__globals__["INPUT"]
 
-NEW_READ_FIRST = '''
-import importlib.util
-spec = importlib.util.spec_from_file_location("bank_agent_base", {bank!r})
-base = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(base)
-TOOLS, READ_TOOLS, RETRIEVERS, MODEL = base.TOOLS, base.READ_TOOLS, base.RETRIEVERS, base.MODEL
-MODEL_INFO, PROMPTS, SENSITIVE_FIELDS = base.MODEL_INFO, base.PROMPTS, base.SENSITIVE_FIELDS
-def run(ctx, input):
-    ctx.tool("get_balance", {{"account": "B2"}})  # the fix: one new read before anything else
-    return base.run(ctx, input)
-'''
+NEW_READ_FIRST = BANK_NEW_READ_FIRST
 
 # (id, agent file, recorded function, recorded input, replayed function, replayed input, replay
 # options, the replay's first divergence type)
