@@ -343,7 +343,7 @@ def test_internal_errors_exit_2_in_one_line(monkeypatch: pytest.MonkeyPatch) -> 
     """A bug surfaces as one `internal error` line and exit 2 — never as exit 1 ("diverged") with a traceback."""
     import tracetui.core.diff as diff_mod
 
-    def boom(*_: Any) -> None:
+    def boom(*_: Any, **__: Any) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(diff_mod, "diff_traces", boom)

@@ -193,6 +193,8 @@ def test_pydantic_ai_otel_trace_as_the_recording_of_a_frozen_replay(model_server
     from tracetui.integrations import pydantic_ai as tpa
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tracetui").mkdir()
+    (tmp_path / ".tracetui" / "redaction.key").write_text("a3" * 32)  # the project's key: the diff below uses it
     assert tpa.patch() is True
     otel = tmp_path / "otel.json"
     assert _run_pydantic_ai(model_server, otel, api=api, stream=stream) == "Report sent for Paris."
@@ -218,6 +220,65 @@ def test_pydantic_ai_otel_trace_as_the_recording_of_a_frozen_replay(model_server
             _run_pydantic_ai(model_server, tmp_path / "changed.json", api=api, stream=stream,
                              system_prompt="You report the weather, briefly.")
     assert model_server.hits == []
+    _assert_diff_of_recording_and_replay(model_server, otel, tmp_path / "replay.jsonl", api, stream)
+
+
+def _diff_cli(original: Path, replay: Path) -> tuple[int, dict]:
+    import io
+    import json
+
+    from tracetui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["diff", str(original), str(replay), "--format", "json"], stdout=out, stderr=err)
+    return code, json.loads(out.getvalue())
+
+
+def _assert_diff_of_recording_and_replay(model_server: ModelServer, otel: Path, replay: Path, api: str,
+                                         stream: bool) -> None:
+    """Issue 18: ``tracetui diff`` of the OTel recording against its tracetui replay. What only one
+    format records (params, effect, output_truncated), the tool-schema hash each format computes over
+    its own record of the tools, the root input (the prompt against every message) and the raw
+    address against its token are not divergences of the agent: 0 divergences, each said under
+    ``not_comparable``. The tokens are checked with the project key (the replay's)."""
+    code, report = _diff_cli(otel, replay)
+    assert (code, report["divergences"]) == (0, [])
+    items = {i["path"]: i for i in report["not_comparable"]["items"]}
+    assert items["llm.params.stream"] == {"path": "llm.params.stream", "reason": "not recorded by otel-sdk-json",
+                                          "pairs": 3}
+    assert {"llm.tool_schemas_hash", "tool.effect", "tool.output_truncated", "agent.input",
+            "header.clock"} <= set(items)
+    assert report["not_comparable"]["fields"] == sum(i["pairs"] for i in items.values())
+    assert report["redacted_with_key"] == read_trace(replay).header["redaction"]["key_id"]
+    assert not any(p.startswith(("tool.arguments", "llm.output", "llm.messages")) for p in items)  # checked
+
+    # Another address in the recording: with the key, its token is not the replay's: a divergence.
+    other = otel.with_name("other_address.json")
+    other.write_bytes(otel.read_bytes().replace(b"ops@example.com", b"dev@example.com"))
+    code, report = _diff_cli(other, replay)
+    first = report["first_divergence"]
+    assert (code, first["type"], first["kind"]) == (1, "decision_mismatch", "llm")
+    assert first["fields"][0]["path"] == "llm.output.tool_calls[0].arguments.to"
+    assert any(d["type"] == "args_mismatch" and d["fields"][0]["path"] == "tool.arguments.to"
+               for d in report["divergences"])
+    # Without the key the tokens cannot be checked: not comparable, said, not a divergence.
+    key = Path(".tracetui/redaction.key")
+    saved = key.read_bytes()
+    key.unlink()
+    try:
+        code, report = _diff_cli(other, replay)
+    finally:
+        key.write_bytes(saved)
+    items = {i["path"]: i for i in report["not_comparable"]["items"]}
+    assert (code, report["redacted_with_key"]) == (0, None)
+    assert "that key is not here" in items["tool.arguments"]["reason"]
+
+    # A changed tool output is still that tool's output_mismatch, first.
+    hot = otel.with_name("hot.json")
+    _run_pydantic_ai(model_server, hot, temp_c=25, api=api, stream=stream)
+    first = diff_traces(read_trace(hot), read_trace(replay)).first
+    assert (first.type.value, first.original.name) == ("output_mismatch", "execute_tool get_weather")
+    assert [f.path for f in first.fields] == ["tool.output.temp_c"]
 
 
 # ---- triage on these traces (issue 19, "Held to") -----------------------------------------------

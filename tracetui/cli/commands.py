@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
@@ -66,7 +66,7 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except NoiseConfigError as exc:
         print(f"tracetui: error: {exc}", file=err)
         return 2
-    diff = diff_traces(original, replay)
+    diff = diff_traces(original, replay, redactor=_redactor_for(original, replay))
     noisy = apply_rules(diff, rules)
     report = diff_report(diff, labels=labels, labels_file=labels_file)
     report["ignored_by_config"] = {"fields": noisy.fields, "divergences": noisy.divergences,
@@ -79,6 +79,21 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if report["first_divergence"] is None or args.exit_zero:
         return 0
     return 1
+
+
+def _redactor_for(original: Trace, replay: Trace) -> Any:
+    """The project's redactor when exactly one side is redacted and with the project's key (the
+    diff then redacts the other side's raw values to compare them with the tokens), else None."""
+    marks = [t.header.get("redaction") for t in (original, replay)]
+    if isinstance(marks[0], dict) == isinstance(marks[1], dict):
+        return None
+    from tracetui.core.harness.redact import RedactionKeyError, project_redactor
+
+    try:
+        redactor, note = project_redactor(create=False)
+    except (RedactionKeyError, OSError):
+        return None
+    return redactor if note is None else None
 
 
 def run_view(args: argparse.Namespace, err: TextIO) -> int:

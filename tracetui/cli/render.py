@@ -150,6 +150,7 @@ def render_text(report: dict[str, Any]) -> str:
     ignored = (report.get("ignored_by_config") or {}).get("fields") or 0
     if ignored:
         lines.append(f"{ignored} field{'s' if ignored != 1 else ''} ignored by config")
+    lines.extend(_not_comparable_lines(report))
     if report.get("not_a_replay"):
         lines.append(f"warning: not a replay of the original run: {safe(report['not_a_replay'])}; "
                      "the divergences below compare two different runs")
@@ -189,6 +190,20 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"{labelled} of {n} divergence{'s' if n != 1 else ''} labelled ({safe(report['labels_file'])})")
     lines.extend(_unmatched_lines(report))
     return "\n".join(lines) + "\n"
+
+
+def _not_comparable_lines(report: dict[str, Any]) -> list[str]:
+    """What the two formats record differently and the diff did not compare (none: no line)."""
+    lines = []
+    key = report.get("redacted_with_key")
+    if key:
+        lines.append(f"the unredacted side was redacted with key {safe(key)} before comparing, as the other side was")
+    nc = report.get("not_comparable") or {}
+    n = nc.get("fields") or 0
+    if n:
+        lines.append(f"{n} field{'s' if n != 1 else ''} not comparable (the two formats record them differently):")
+        lines.extend(f"  {safe(i['path'])} ({i['pairs']}): {safe(i['reason'])}" for i in nc.get("items") or [])
+    return lines
 
 
 def _unmatched_lines(report: dict[str, Any]) -> list[str]:

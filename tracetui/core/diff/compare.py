@@ -36,6 +36,7 @@ __all__ = [
     "payload_sig",
     "screen_pairs",
     "semantic_fields",
+    "semantic_names",
     "volatile_fields",
 ]
 
@@ -115,6 +116,12 @@ _SPLIT: dict[SpanKind, tuple[tuple[tuple[str, str, DivergenceType, int], ...], .
     for kind, fields in _POLICY.items()
 }
 _SEMANTIC_NAMES: dict[SpanKind, frozenset[str]] = {k: frozenset(f[0] for f in v) for k, v in _POLICY.items()}
+_NAMES_IN_ORDER: dict[SpanKind, tuple[str, ...]] = {k: tuple(f[0] for f in v) for k, v in _POLICY.items()}
+
+
+def semantic_names(kind: SpanKind) -> tuple[str, ...]:
+    """The semantic field names of ``kind`` (keys of ``Span.data``), in the policy's priority order."""
+    return _NAMES_IN_ORDER[kind]
 
 # Fields a span key (tracetui.core.diff.align.span_key) proves byte-equal when two keys are equal.
 KEY_FIELDS: dict[SpanKind, frozenset[str]] = {

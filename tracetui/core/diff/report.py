@@ -11,6 +11,9 @@ Shape (``schema_version`` 1)::
      "counts": {"args_mismatch": 1, ...},       # by type, only types that occur
      "run_changes": [{"path", "original", "replay"}, ...],  # header fields that differ
      "not_a_replay": null | WHY,                # the two runs are not replays of each other (another agent, input)
+     "not_comparable": {"fields": N, "items": [{"path", "reason", "pairs"}, ...]},
+                                                # what the two formats record differently, not compared
+     "redacted_with_key": null | KEY_ID,        # the raw side redacted with the other side's key first
      "labels_file": null | PATH,                # the replay's reviewer labels (tracetui.core.diff.labels)
      "unmatched_labels": [LABEL, ...]}          # labels of the sidecar that match no divergence
 
@@ -31,6 +34,11 @@ A field one side does not have at all reports ``null`` for that side and
 ``"absent": "original"`` or ``"replay"`` (a recorded ``null`` has no ``absent``).
 ``path`` is the span's ancestry by name (``agent > chat gpt-4o``), taken from
 the original side when it exists. Values are JSON, never truncated.
+
+``not_comparable`` (``tracetui.core.diff.comparable``): the fields left out of the comparison
+because the two runs' formats record them differently (a foreign recording against its tracetui
+replay): span fields (``llm.params.stream``, on ``pairs`` span pairs) and run-header fields
+(``header.model``, left out of ``run_changes``); ``fields`` is the sum of ``pairs``.
 """
 
 from __future__ import annotations
@@ -56,8 +64,9 @@ RUN_FIELDS: tuple[str, ...] = ("code_version", "prompt_versions", "model", "tool
 def not_a_replay(original: Trace, replay: Trace) -> str:
     """Why ``replay`` is not a replay of ``original``, or "" when nothing says so.
 
-    Another run input (the header's ``input``, else the root agent span's ``input``): "its run input
-    differs"; another agent (the headers' ``agent``, else the root agent spans' ``agent_name``):
+    Another run input (the header's ``input``, else the root agent span's ``input``; across formats
+    after ``comparable.fit_shapes``: a message list against the value holding its user text is the
+    same input): "its run input differs"; another agent (the headers' ``agent``, else the root agent spans' ``agent_name``):
     "another agent: B instead of A". ``triage`` leaves such a replay out; ``diff`` says it up front.
     """
     def run_input(t: Trace) -> Any:
@@ -73,6 +82,10 @@ def not_a_replay(original: Trace, replay: Trace) -> str:
         return root.data.get("agent_name") if root is not None and root.kind is SpanKind.AGENT else None
 
     a, b = run_input(original), run_input(replay)
+    if a is not None and b is not None and original.format != replay.format:
+        from tracetui.core.diff.comparable import fit_shapes
+
+        a, b = fit_shapes(a, b, "user") or (a, b)  # the messages one format holds, the value the other
     if a is not None and b is not None:
         try:
             if canonical_json(a) != canonical_json(b):
@@ -197,6 +210,11 @@ def diff_report(diff: TraceDiff, *, labels: Mapping[str, Label] | None = None, l
     for i, label in matched.items():
         divs[i]["label"] = label_record(label)  # divs[0] is first_divergence: labelled there too
     used = {label.key for label in matched.values()}
+    from tracetui.core.diff.comparable import header_fit
+
+    changes, header_unchecked = header_fit(run_changes(diff.original.header, diff.replay.header),
+                                           diff.original, diff.replay)
+    unchecked = [*diff.not_comparable, *header_unchecked]
     return {
         "schema_version": SCHEMA_VERSION,
         "original": _trace_record(diff.original),
@@ -204,8 +222,11 @@ def diff_report(diff: TraceDiff, *, labels: Mapping[str, Label] | None = None, l
         "first_divergence": divs[0] if divs else None,
         "divergences": divs,
         "counts": dict(Counter(d["type"] for d in divs)),
-        "run_changes": run_changes(diff.original.header, diff.replay.header),
+        "run_changes": changes,
         "not_a_replay": not_a_replay(diff.original, diff.replay) or None,
+        "not_comparable": {"fields": sum(u.pairs for u in unchecked),
+                           "items": [{"path": u.path, "reason": u.reason, "pairs": u.pairs} for u in unchecked]},
+        "redacted_with_key": diff.redacted_with,
         "labels_file": labels_file,
         "unmatched_labels": [label_record(v) for k, v in (labels or {}).items() if k not in used],
     }

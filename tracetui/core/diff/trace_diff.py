@@ -15,6 +15,7 @@ from operator import attrgetter
 from typing import Callable, Container, Sequence
 
 from tracetui.core.diff.align import AlignedRow, align_with_same_keys
+from tracetui.core.diff.comparable import Comparability, Unchecked
 from tracetui.core.diff.compare import (
     ABSENT,
     OUTPUT,
@@ -96,6 +97,10 @@ class TraceDiff:
         ignored_by_config: Field changes the user's noise rules hid (``diff.noise.apply_rules``).
         noise_error: Why the user's noise config was not applied (it is malformed: the message
             names the file and the key), or None.
+        not_comparable: The fields the two formats record differently, left out of the comparison
+            (``diff.comparable``): each with its path, why, and on how many pairs.
+        redacted_with: The redaction key id the unredacted side was redacted with before comparing
+            (the redacted side's key, given to ``diff_traces``), or None.
     """
 
     original: Trace
@@ -106,6 +111,8 @@ class TraceDiff:
     divergent_rows: list[int] = field(default_factory=list)
     ignored_by_config: int = 0
     noise_error: str | None = None
+    not_comparable: tuple[Unchecked, ...] = ()
+    redacted_with: str | None = None
 
     @property
     def first(self) -> Divergence | None:
@@ -132,7 +139,8 @@ class TraceDiff:
 
 
 def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
-                not_compared: Callable[[list[AlignedRow]], Container[int]] | None = None) -> TraceDiff:
+                not_compared: Callable[[list[AlignedRow]], Container[int]] | None = None,
+                redactor: object = None) -> TraceDiff:
     """Align two runs and find every divergence.
 
     Args:
@@ -142,12 +150,16 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
             original again without preparing it again (watch mode).
         not_compared: Given the aligned rows, the row indices whose divergence is not wanted: they get
             none (watch mode: rows the replay has not reached yet, shown as pending).
+        redactor: The redacting side's redactor (``core.harness.redact.Redactor``: ``key_id`` and
+            ``value(v, tool=)``), to compare one side's redaction tokens with the other side's raw
+            values; used only when its key is the one that side's header names (``diff.comparable``).
 
     Returns:
         The ``TraceDiff``. Unpaired tool/retrieval spans are ``unrecorded_call``
         (replay only) / ``missing_call`` (original only); other kinds
         ``extra_span`` / ``missing_span``. Paired spans diverge by the policy
-        of ``tracetui.core.diff.compare``.
+        of ``tracetui.core.diff.compare``, less what the two formats record differently
+        (``tracetui.core.diff.comparable``: ``TraceDiff.not_comparable`` says what).
 
     The cyclic garbage collector is paused while the rows are built: they hold
     no cycles, and full collections over two loaded traces would dominate.
@@ -156,7 +168,11 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
     gc.disable()
     try:
         rows, same = align_with_same_keys(original.spans, replay.spans, original_side=original_side)
-        return _diff_rows(original, replay, rows, same, not_compared(rows) if not_compared is not None else ())
+        fit = Comparability(original, replay, redactor)
+        diff = _diff_rows(original, replay, rows, same, not_compared(rows) if not_compared is not None else (),
+                          fit if fit.active else None)
+        diff.not_comparable, diff.redacted_with = fit.unchecked(), fit.redacted_with
+        return diff
     finally:
         promote_young_objects()  # the rows: long-lived, acyclic (see there)
         if gc_was:
@@ -164,12 +180,12 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
 
 
 def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Sequence[bool] | None = None,
-               skip: Container[int] = ()) -> TraceDiff:
+               skip: Container[int] = (), fit: Comparability | None = None) -> TraceDiff:
     """Compare the aligned rows of two traces (``diff_traces`` minus ``align``).
 
     ``same`` (from ``align_with_same_keys``) tells which pairs have equal span
     keys, so the comparison skips the fields they prove equal; None: no pair
-    is known to.
+    is known to. ``fit``: what the two formats can compare (each pair adjusted by it first).
     """
     ospans, rspans = original.spans, replay.spans
     oi = list(map(_ORIGINAL, rows))
@@ -182,7 +198,8 @@ def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Seq
         if (o is None or r is None) and rows[n].retry:
             continue  # a failed attempt retried successfully: a retry, not a divergence
         if o is not None and r is not None:
-            dtype, fields = compare_pair(ospans[o], rspans[r], False if same is None else same[n])
+            a, b = (ospans[o], rspans[r]) if fit is None else fit.adjust(ospans[o], rspans[r])
+            dtype, fields = compare_pair(a, b, False if same is None else same[n])
             if dtype is not None:
                 found.append((n, dtype, fields))
         elif o is not None:

@@ -200,6 +200,10 @@ class StatusBar(Static):
         if ignored:
             text.append(SEP, muted)
             text.append(f"{_plural(ignored, 'field')} ignored by config", self._style("warning"))
+        unchecked = sum(u.pairs for u in getattr(diff, "not_comparable", ()))
+        if unchecked:  # the formats record them differently (core.diff.comparable): said, not hidden
+            text.append(SEP, muted)
+            text.append(f"{_plural(unchecked, 'field')} not comparable", self._style("warning"))
         noise_error = getattr(diff, "noise_error", None)
         if noise_error:
             text.append(SEP, muted)
