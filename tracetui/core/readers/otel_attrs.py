@@ -86,10 +86,11 @@ _PARAM_ALIASES = {
 }
 _NOT_PARAMS = frozenset({"gen_ai.request.model", "gen_ai.request.stream"})
 _VOLATILE_INVOCATION_KEYS = frozenset(
-    {"id", "created_at", "object", "status", "usage", "output", "error", "incomplete_details",
-     "billing", "model", "stream", "user"})
+    {"id", "created_at", "completed_at", "previous_response_id", "object", "status", "usage", "output", "error",
+     "incomplete_details", "billing", "model", "stream", "user"})
 """Keys OpenInference's openai-agents instrumentation copies from the *response*
-into ``llm.invocation_parameters``; per call, so never compared."""
+into ``llm.invocation_parameters``; per call, so never compared (``completed_at``: the
+Responses API's completion time; ``previous_response_id``: the id of the previous response)."""
 
 _USAGE = (
     ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
