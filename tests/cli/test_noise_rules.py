@@ -73,3 +73,41 @@ def test_a_malformed_rule_names_the_file_and_the_key(tmp_path: Path, monkeypatch
         load_rules()
     code, _out, err = _diff(str(SCHED / "original.jsonl"), str(SCHED / "replay.jsonl"))
     assert code == 2 and "feilds" in err
+
+
+TAU = RUNS / "foreign" / "tau-bench-airline.json"
+TRIALS = (f"{TAU}#task-1-trial-0", f"{TAU}#task-1-trial-1")
+
+
+def test_a_rule_picks_messages_by_role_the_simulated_users_rewording_on_real_tau_bench_trials(
+        tmp_path: Path, monkeypatch) -> None:
+    """Two real tau-bench trials of one task: the simulated user words its first message otherwise.
+    Without rules that rewording is the first divergence; ``llm.messages[role=user]`` hides every
+    user message (and only those: the selector looks the role up in the spans), so the first
+    divergence moves past it, and the header counts what was hidden."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _diff(*TRIALS, "--format", "json")
+    first = orjson.loads(out)["first_divergence"]
+    assert (first["row"], first["type"], first["fields"][0]["path"]) == (1, "input_mismatch", "llm.messages[1].content")
+
+    code, out, _ = _diff(*TRIALS, "--format", "json", "--ignore", "llm.messages[role=user]")
+    report = orjson.loads(out)
+    first = report["first_divergence"]
+    assert (first["row"], first["type"]) == (1, "decision_mismatch")  # the agent's answer to it, next
+    assert [f["path"] for f in first["fields"]] == ["llm.output.content"]
+    assert report["ignored_by_config"]["fields"] == 20
+    assert not any(f["path"].startswith(("llm.messages[1]", "llm.messages[3]"))
+                   for d in report["divergences"] for f in d["fields"])
+
+    # Another role picks other messages: the user's rewording is still first.
+    code, out, _ = _diff(*TRIALS, "--format", "json", "--ignore", "llm.messages[role=assistant]")
+    assert orjson.loads(out)["first_divergence"]["fields"][0]["path"] == "llm.messages[1].content"
+
+    # In the project's config, with the assistant's wording too: the first divergence is the
+    # agent's first different step (a tool call the other trial did not make).
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tracetui]\n[[tool.tracetui.noise]]\nkind = "llm"\n'
+        'fields = ["llm.messages[role=user]", "llm.messages[role=assistant].content", "llm.output.content"]\n')
+    code, text, _ = _diff(*TRIALS)
+    assert code == 1 and "34 fields ignored by config" in text.splitlines()[2]
+    assert "first divergence: decision_mismatch at row 2" in text and "llm.output.tool_calls" in text

@@ -24,6 +24,11 @@ The table's shape::
 
 A field path is one of the report's (``tool.output``, ``llm.messages[2].content``); a pattern
 matches it and everything below it, and ``*`` matches any run of characters (brackets are literal).
+A selector ``[KEY=VALUE]`` in place of an index matches the items of that list whose ``KEY`` is
+``VALUE`` in either run's span: ``llm.messages[role=user]`` is every user message of an LLM call's
+input (a simulated user's rewording), ``llm.messages[role=assistant].content`` the text of the
+assistant's earlier turns (their tool calls still compared), ``llm.output.tool_calls[name=now]``
+the calls of a clock tool.
 """
 
 from __future__ import annotations
@@ -70,18 +75,61 @@ class NoiseRule:
             return False
         return self.name is None or span.name == self.name
 
-    def field(self, path: str) -> bool:
-        """Whether the rule hides the field at ``path`` (of a span it applies to)."""
+    def field(self, path: str, spans: Iterable[Span | None] = ()) -> bool:
+        """Whether the rule hides the field at ``path`` (of a span it applies to). A pattern with a
+        ``[KEY=VALUE]`` selector needs the pair's ``spans`` to look the item up (none given: no match)."""
         if not self.fields:
             return True
-        return any(rx.match(path) for rx in _patterns(self.fields))
+        for rx, selectors in _patterns(self.fields):
+            m = rx.match(path)
+            if m is None:
+                continue
+            if not selectors or all(_selected(path[:m.end(i + 1) + 1], key, value, spans)
+                                    for i, (key, value) in enumerate(selectors)):
+                return True
+        return False
+
+
+_SELECTOR = re.compile(r"\[([A-Za-z_]\w*)=([^\]]*)\]")
+_STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 
 
 @lru_cache(maxsize=256)
-def _patterns(fields: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """Each field pattern as a regex: ``*`` any run of characters, everything else literal (``[2]``
-    too), matching the path itself or anything below it."""
-    return tuple(re.compile(re.escape(p).replace(r"\*", ".*") + r"(?:$|[.\[])") for p in fields)
+def _patterns(fields: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], tuple[tuple[str, str], ...]], ...]:
+    """Each field pattern as a regex: ``*`` any run of characters, a ``[KEY=VALUE]`` selector any
+    index (captured, checked by ``_selected``), everything else literal (``[2]`` too), matching the
+    path itself or anything below it; with the selectors' (key, value) in order."""
+    out = []
+    for p in fields:
+        parts, selectors, pos = [], [], 0
+        for m in _SELECTOR.finditer(p):
+            parts.append(re.escape(p[pos:m.start()]).replace(r"\*", ".*?"))
+            parts.append(r"\[(\d+)\]")
+            selectors.append((m.group(1), m.group(2)))
+            pos = m.end()
+        parts.append(re.escape(p[pos:]).replace(r"\*", ".*"))
+        out.append((re.compile("".join(parts) + r"(?:$|[.\[])"), tuple(selectors)))
+    return tuple(out)
+
+
+def _selected(prefix: str, key: str, value: str, spans: Iterable[Span | None]) -> bool:
+    """Whether the item at ``prefix`` (a report path ending in an index: ``llm.messages[3]``) has
+    ``key`` equal to ``value`` (compared as text) in any of ``spans``."""
+    steps: list[str | int] = [int(i) if i else name for name, i in _STEP.findall(prefix)][1:]  # less the kind
+    for span in spans:
+        if span is None:
+            continue
+        item: Any = span.data
+        for step in steps:
+            if isinstance(step, int):
+                item = item[step] if isinstance(item, list) and step < len(item) else None
+            else:
+                item = item.get(step) if isinstance(item, dict) else None
+            if item is None:
+                break
+        if isinstance(item, dict) and key in item and str(item[key]) == value:
+            return True
+    return False
 
 
 def rules_from_table(table: Any, source: str) -> list[NoiseRule]:
@@ -221,7 +269,8 @@ def apply_rules(diff: Any, rules: list[NoiseRule]) -> Noisy:
                 continue
             kept.append(d)
             continue
-        left = tuple(f for f in d.fields if not any(r.field(f.path) for r in mine))
+        pair = (d.original, d.replay)
+        left = tuple(f for f in d.fields if not any(r.field(f.path, pair) for r in mine))
         if len(left) == len(d.fields):
             kept.append(d)
             continue
