@@ -223,6 +223,43 @@ def test_pydantic_ai_otel_trace_as_the_recording_of_a_frozen_replay(model_server
     _assert_diff_of_recording_and_replay(model_server, otel, tmp_path / "replay.jsonl", api, stream)
 
 
+def test_langgraph_openinference_trace_as_the_recording_and_diffed_against_its_replay(model_server, openinference,
+                                                                                    tmp_path, monkeypatch):
+    """Issue 18: a LangGraph run's OpenInference trace serves a frozen replay (its tool outputs are
+    ToolMessage envelopes: the ToolMessage rebuilt holds their content, so the model's next request
+    is the recorded one), and ``diff`` of the trace against that replay gives no divergence: the
+    chain spans (LangGraph nodes, prompts, sequences) only the OTel side records are left out and
+    counted, the two roots (a LangGraph chain, tracetui's agent) are the run on each side, compared on
+    the user's and the assistant's text. A changed tool output is still that tool's output_mismatch."""
+    import tracetui
+    from tracetui.integrations import langgraph as tl
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tracetui").mkdir()
+    (tmp_path / ".tracetui" / "redaction.key").write_text("a3" * 32)
+    otel, hot = tmp_path / "otel.json", tmp_path / "hot.json"
+    _run_langgraph(model_server, openinference, otel)
+    _run_langgraph(model_server, openinference, hot, temp_c=25)
+    model_server.clear_hits()
+    assert tl.patch() is True
+    try:
+        with tracetui.replay(str(otel), out="replay.jsonl", read_tools={"get_weather"}) as session:
+            session.output = _run_langgraph(model_server, openinference, tmp_path / "again.json")
+    finally:
+        tl.unpatch()
+    assert session.output == "Report sent for Paris." and model_server.hits == []
+    assert session.result.outcome.divergences == []
+
+    code, report = _diff_cli(otel, tmp_path / "replay.jsonl")
+    assert (code, report["divergences"]) == (0, [])
+    items = {i["path"]: i for i in report["not_comparable"]["items"]}
+    assert items["spans"]["pairs"] >= 15 and "framework steps otel-sdk-json records" in items["spans"]["reason"]
+    assert {"kind", "other.input", "other.output", "llm.tool_schemas_hash"} <= set(items)
+    first = diff_traces(read_trace(hot), read_trace(tmp_path / "replay.jsonl")).first
+    assert (first.type.value, first.kind.value, first.original.name) == ("output_mismatch", "tool", "get_weather")
+    assert [f.path for f in first.fields] == ["tool.output.temp_c"]
+
+
 def _diff_cli(original: Path, replay: Path) -> tuple[int, dict]:
     import io
     import json

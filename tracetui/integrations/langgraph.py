@@ -100,6 +100,9 @@ def _content_of(output: Any) -> Any:
 and lists (content blocks) as they are, any other JSON value as ToolNode writes it (its JSON text)."""
     from langgraph.prebuilt.tool_node import msg_content_output
 
+    from tracetui.core.diff.envelopes import tool_message_content
+
+    output = tool_message_content(output)  # another tool's trace (OpenInference) records the ToolMessage whole
     return output if isinstance(output, (str, list)) else msg_content_output(output)
 
 

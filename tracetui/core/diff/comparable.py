@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from tracetui.core.diff.compare import semantic_names
+from tracetui.core.diff.envelopes import framework_value
 from tracetui.core.model import Span, SpanKind, Trace
 
 __all__ = ["TOKEN_RE", "Comparability", "Unchecked"]
@@ -137,18 +138,28 @@ class Comparability:
         """``a`` (original) and ``b`` (replay) without what they cannot compare (copies; the spans
         given are left as read). Counts each field taken out once per pair."""
         kind = a.kind
-        if b.kind is not kind or not self.active:
+        if not self.active:
             return a, b
+        root_kinds: tuple[str, str] | None = None
+        if b.kind is not kind:
+            if not (self.differ and a.parent_id is None and b.parent_id is None and kind in _ROOT_KINDS
+                    and b.kind in _ROOT_KINDS):
+                return a, b
+            root_kinds = (kind.value, b.kind.value)  # the run itself, as each format names its kind
+            b = replace(b, kind=kind)
         data = [dict(a.data), dict(b.data)]
         seen: set[tuple[str, str]] = set()
         if self.differ:
             self._formats_differ(kind, data, seen)
         if self.raw_side is not None:
             self._redaction(a if self.raw_side == 0 else b, kind, data, seen)
+        if root_kinds is not None:
+            seen.add(("kind", f"{self.formats[0]} records the run as {root_kinds[0]}, {self.formats[1]} as "
+                              f"{root_kinds[1]}"))
         for key in seen:
             self._counts[key] = self._counts.get(key, 0) + 1
         if not seen and self.redactor is None:
-            return a, b
+            return a, b  # (root_kinds set: seen is not empty)
         return replace(a, data=data[0]), replace(b, data=data[1])
 
     def _formats_differ(self, kind: SpanKind, data: list[dict[str, Any]], seen: set[tuple[str, str]]) -> None:
@@ -199,11 +210,11 @@ class Comparability:
         """A run's input or output held as a message list on one side and as the value on the other
         (``fit_shapes``): compared on the text they share."""
         role = "user" if name == "input" else "assistant"
-        fitted = fit_shapes(data[0][name], data[1][name], role)
+        values = [framework_value(d[name]) for d in data]  # LangChain envelopes as messages (compared so anyway)
+        fitted = fit_shapes(values[0], values[1], role)
         if fitted is None:
             return
-        shapes = ["messages" if isinstance(d[name], list) else "text" if type(d[name]) is str else "value"
-                  for d in data]
+        shapes = ["messages" if _messages_of(v) is not None else "text" if type(v) is str else "value" for v in values]
         data[0][name], data[1][name] = fitted
         seen.add((f"{kind.value}.{name}", f"{self.formats[0]} holds the {shapes[0]}, {self.formats[1]} the "
                                           f"{shapes[1]}: compared on the {role}'s text"))
@@ -247,11 +258,23 @@ def _role_text(messages: list[Any], role: str) -> str | None:
             texts.append("".join(parts))
         elif content is not None:
             return None
+    if role == "assistant":  # an output: the last answer (earlier turns called tools)
+        texts = [t for t in texts if t][-1:]
     return "\n".join(texts) if texts else None
 
 
+def _messages_of(v: Any) -> list[Any] | None:
+    """``v`` as a message list: a list of role messages, or a mapping holding only such a list under
+    ``messages`` (a LangGraph state); else None."""
+    if isinstance(v, Mapping) and len(v) == 1 and isinstance(v.get("messages"), list):
+        v = v["messages"]
+    if isinstance(v, list) and v and all(isinstance(m, Mapping) and "role" in m for m in v):
+        return v
+    return None
+
+
 def _shape(v: Any) -> int:
-    return 0 if isinstance(v, list) else 1 if type(v) is str else 2 if isinstance(v, Mapping) else 3
+    return 0 if _messages_of(v) is not None else 1 if type(v) is str else 2 if isinstance(v, Mapping) else 3
 
 
 def fit_shapes(x: Any, y: Any, role: str) -> tuple[Any, Any] | None:
@@ -259,8 +282,9 @@ def fit_shapes(x: Any, y: Any, role: str) -> tuple[Any, Any] | None:
     a mapping (a run's input or output as each format records it: the messages, the prompt string,
     the agent's own value), else None.
 
-    A message list stands for the text of its ``role`` messages joined by newlines (``user`` for an
-    input, ``assistant`` for an output); a string is that text as is; a mapping holding that very
+    A message list (or a mapping holding only one, under ``messages``: a LangGraph state) stands for
+    the text of its ``role`` messages joined by newlines (``user`` for an input), or of its last
+    ``assistant`` message with text (for an output: the earlier turns called tools); a string is that text as is; a mapping holding that very
     text as one of its top-level string values (``{"message": TEXT, "customer_id": ...}``) is that
     text (its other keys cannot be compared). Returns the two texts, or None when they cannot be
     had (a mapping not holding the other side's text, messages without text of that role...): the
@@ -271,7 +295,7 @@ def fit_shapes(x: Any, y: Any, role: str) -> tuple[Any, Any] | None:
         return None
     texts: list[str | None] = []
     for v, shape in zip((x, y), shapes):
-        texts.append(_role_text(v, role) if shape == 0 else v if shape == 1 else None)
+        texts.append(_role_text(_messages_of(v) or [], role) if shape == 0 else v if shape == 1 else None)
     if texts[0] is None and texts[1] is None:
         return None
     for side in (0, 1):
@@ -337,3 +361,36 @@ def header_fit(changes: list[dict[str, Any]], original: Trace, replay: Trace) ->
         else:
             kept.append(c)
     return kept, out
+
+
+_CALL_KINDS = frozenset({SpanKind.LLM, SpanKind.TOOL, SpanKind.RETRIEVAL, SpanKind.MEMORY, SpanKind.DECISION})
+
+
+def flat_views(original: Trace, replay: Trace) -> tuple[Trace, Trace, Unchecked] | None:
+    """Both runs as their root and their calls, when their two formats record the run's structure
+    differently: one side holds framework steps (``agent`` / ``other`` spans below the root: an
+    OpenInference trace's LangGraph nodes, chains, prompts) and the other none (a tracetui replay
+    records the run, its model calls and its tool calls). Each view holds the side's one root, then
+    its calls (LLM, tool, retrieval, memory, decision) in ``seq`` order as the root's children; the
+    framework steps are left out, counted in the returned ``Unchecked``. None when the formats are
+    the same, a side has no single root, or both (or neither) record framework steps."""
+    if (original.format or "") == (replay.format or ""):
+        return None
+    steps = []
+    for t in (original, replay):
+        roots = [s for s in t.spans if s.parent_id is None]
+        if len(roots) != 1:
+            return None
+        steps.append(sum(1 for s in t.spans if s.parent_id is not None and s.kind not in _CALL_KINDS))
+    if (steps[0] > 0) == (steps[1] > 0):
+        return None
+    views = []
+    for t in (original, replay):
+        root = next(s for s in t.spans if s.parent_id is None)
+        calls = sorted((s for s in t.spans if s.kind in _CALL_KINDS and s.parent_id is not None), key=lambda s: s.seq)
+        spans = [root] + [replace(s, parent_id=root.span_id) for s in calls]
+        views.append(replace(t, spans=spans))
+    side = 0 if steps[0] else 1
+    fmt = (original.format, replay.format)
+    return views[0], views[1], Unchecked("spans", f"framework steps {fmt[side]} records and {fmt[1 - side]} does "
+                                                  "not (agent/other spans below the root)", steps[side])

@@ -25,7 +25,7 @@ from typing import Any
 from tracetui.core.canonical import parse_json_string
 from tracetui.core.readers.langsmith import lc_message
 
-__all__ = ["VOLATILE_KEYS", "framework_value", "tool_output"]
+__all__ = ["VOLATILE_KEYS", "framework_value", "tool_message_content", "tool_output"]
 
 VOLATILE_KEYS: frozenset[str] = frozenset({
     # which run / response / message: minted afresh on every run
@@ -138,12 +138,17 @@ def framework_value(value: Any) -> Any:
     return out
 
 
+def tool_message_content(value: Any) -> Any:
+    """The content of a serialised ``ToolMessage`` (``{"lc": 1, "kwargs": {...}}``, ``{"type": "tool",
+    "data": {...}}``, a JSON string of either), as recorded; any other value as given."""
+    parsed = parse_json_string(value) if type(value) is str and value[:1] == "{" else value
+    if type(parsed) is dict and _is_tool_message(parsed):
+        fields = parsed.get("kwargs") if parsed.get("lc") is not None else parsed.get("data", parsed)
+        if type(fields) is dict:
+            return fields.get("content")
+    return value
+
+
 def tool_output(value: Any) -> Any:
     """A tool's output without its ``ToolMessage`` envelope (the content), then ``framework_value``."""
-    if type(value) is str and value[:1] == "{":
-        value = parse_json_string(value)
-    if type(value) is dict and _is_tool_message(value):
-        fields = value.get("kwargs") if value.get("lc") is not None else value.get("data", value)
-        if type(fields) is dict:
-            value = fields.get("content")
-    return framework_value(value)
+    return framework_value(tool_message_content(value))

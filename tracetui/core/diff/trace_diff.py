@@ -9,13 +9,13 @@ execution order (docs/format.md, "Divergence order and the first divergence").
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Container, Sequence
 
 from tracetui.core.diff.align import AlignedRow, align_with_same_keys
-from tracetui.core.diff.comparable import Comparability, Unchecked
+from tracetui.core.diff.comparable import Comparability, Unchecked, flat_views
 from tracetui.core.diff.compare import (
     ABSENT,
     OUTPUT,
@@ -159,7 +159,9 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
         (replay only) / ``missing_call`` (original only); other kinds
         ``extra_span`` / ``missing_span``. Paired spans diverge by the policy
         of ``tracetui.core.diff.compare``, less what the two formats record differently
-        (``tracetui.core.diff.comparable``: ``TraceDiff.not_comparable`` says what).
+        (``tracetui.core.diff.comparable``: ``TraceDiff.not_comparable`` says what). When the two
+        formats record the run's structure differently (``comparable.flat_views``: framework steps on
+        one side only), ``TraceDiff.original`` / ``.replay`` are the two runs as their root and calls.
 
     The cyclic garbage collector is paused while the rows are built: they hold
     no cycles, and full collections over two loaded traces would dominate.
@@ -167,16 +169,34 @@ def diff_traces(original: Trace, replay: Trace, *, original_side: object = None,
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        rows, same = align_with_same_keys(original.spans, replay.spans, original_side=original_side)
+        flat = flat_views(original, replay) if original_side is None and not_compared is None else None
+        if flat is not None:  # two formats, one recording framework steps: the run and its calls compared
+            original, replay = flat[0], flat[1]
+            rows, same = _flat_rows(original, replay)
+        else:
+            rows, same = align_with_same_keys(original.spans, replay.spans, original_side=original_side)
         fit = Comparability(original, replay, redactor)
         diff = _diff_rows(original, replay, rows, same, not_compared(rows) if not_compared is not None else (),
                           fit if fit.active else None)
         diff.not_comparable, diff.redacted_with = fit.unchecked(), fit.redacted_with
+        if flat is not None:
+            diff.not_comparable = (flat[2], *diff.not_comparable)
         return diff
     finally:
         promote_young_objects()  # the rows: long-lived, acyclic (see there)
         if gc_was:
             gc.enable()
+
+
+def _flat_rows(original: Trace, replay: Trace) -> tuple[list[AlignedRow], list[bool]]:
+    """Rows of two ``comparable.flat_views``: the two roots paired (each view's run), then their calls
+    aligned as one sibling list below them."""
+    calls = [[replace(s, parent_id=None) for s in t.spans[1:]] for t in (original, replay)]
+    rows, same = align_with_same_keys(calls[0], calls[1])
+    out = [AlignedRow(0, 0, 0)]
+    out.extend(AlignedRow(None if r.original is None else r.original + 1, None if r.replay is None else r.replay + 1,
+                          r.depth + 1, r.retry) for r in rows)
+    return out, [False, *same]
 
 
 def _diff_rows(original: Trace, replay: Trace, rows: list[AlignedRow], same: Sequence[bool] | None = None,
