@@ -166,3 +166,16 @@ async def test_run_list_opens_one_run_or_diffs_two_marked() -> None:
         await wait_loaded(pilot)
         assert app.single and app.diff is not None and app.diff.original.trace_id == "task-1-trial-2"
         assert len(app.diff.original.spans) == 11
+
+
+async def test_a_cross_format_pair_says_on_the_status_line_what_it_did_not_compare() -> None:
+    """The order_lookup runs as an OTLP export and as tracetui/1 (issue 18): the fields only one
+    format records are not compared, and the status line counts them; the first divergence is the
+    same-format pair's (row 1)."""
+    pair = SAMPLE_RUNS / "order_lookup"
+    app = TraceTuiApp(str(pair / "original.otlp.json"), str(pair / "replay.jsonl"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_loaded(pilot)
+        status = app.query_one(StatusBar).content.plain  # type: ignore[union-attr]
+        assert "first: row 1 decision_mismatch" in status
+        assert "fields not comparable" in status
