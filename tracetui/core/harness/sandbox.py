@@ -72,20 +72,25 @@ def inside() -> bool:
 
 
 def enter_child() -> str:
-    """In the namespaced child: bring loopback up and confirm there is no other interface.
+    """In the namespaced child: bring loopback up, confirm there is no other interface, and (when
+    the parent runs a model relay) listen for the model client's calls (``relay.child_listen``).
 
     Returns:
         ``ISOLATION_NAMESPACE`` when confirmed, else ``ISOLATION_GUARD`` (the environment said
         namespace but the interfaces say otherwise: the guard is all there is).
     """
+    from tracetui.core.harness.relay import child_listen
+
     os.environ.pop(ENV_CHILD, None)  # processes the agent starts are not tracetui's child
     try:
         names = [name for _index, name in socket.if_nameindex()]
     except OSError:
-        return ISOLATION_GUARD
+        names = []
     if names != ["lo"]:
+        child_listen()
         return ISOLATION_GUARD
     _loopback_up()
+    child_listen()  # --llm live: the model relay's listener, handed to the parent
     return ISOLATION_NAMESPACE
 
 
