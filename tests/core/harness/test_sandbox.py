@@ -476,3 +476,18 @@ def test_the_model_endpoint_comes_from_the_flag_the_environment_or_the_project(
     monkeypatch.delenv("TRACETUI_LLM_ENDPOINT")
     with pytest.raises(HarnessError, match="llm_endpoint must be a URL"):
         relay_mod.endpoint_url(None, str(tmp_path))
+
+
+def test_a_library_replay_session_says_in_its_header_that_only_the_guard_covers_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracetui
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key-0123456789abcdef")
+    with tracetui.record(str(tmp_path / "rec.jsonl")) as session:
+        session.output = "ok"
+    with tracetui.replay(str(tmp_path / "rec.jsonl"), str(tmp_path / "out.jsonl")) as session:
+        session.output = "ok"  # this process cannot be moved into a namespace after the fact
+    header = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    assert header["network_isolation"] == sandbox.ISOLATION_GUARD
+    assert "network_isolation" not in json.loads((tmp_path / "rec.jsonl").read_text().splitlines()[0])
