@@ -81,7 +81,7 @@ def isolate(args: argparse.Namespace, out: TextIO, err: TextIO, *, live_llm: boo
                   file=err)
     code, stdout, stderr = _run_child(command, relay)
     err.write(stderr)
-    if relay is not None:
+    if relay is not None and (code != 2 or relay.summary()["forwarded"] or relay.summary()["refused"]):  # 2: an error
         stdout = _with_relay(stdout, relay.summary(), getattr(args, "format", "text"))
     out.write(stdout)
     return Isolation(sandbox.ISOLATION_NAMESPACE, code)

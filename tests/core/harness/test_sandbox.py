@@ -291,11 +291,33 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recording of the benign agent (rec.jsonl, agent.py:run, one model call to a model server)
+    and of the benign program (zrec.jsonl, the same call through the openai client), made once."""
+    from integrations.servers import ModelServer
+
+    folder = tmp_path_factory.mktemp("recordings")
+    env = {"TRACETUI_REDACTION_KEY": "sandbox-test-key-0123456789abcdef", "OPENAI_API_KEY": "test"}
+    with ModelServer() as server, pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        for k, v in {**env, "OPENAI_BASE_URL": server.base_url_openai}.items():
+            mp.setenv(k, v)
+        mp.delenv("TRACETUI_AUTOPATCH", raising=False)
+        (folder / "agent.py").write_text(BENIGN)
+        code, _out, err = _cli("record", "agent.py:run", "--input", "{}", "--out", "rec.jsonl")
+        assert code == 0, err
+        (folder / "app.py").write_text(BENIGN)
+        code, _out, err = _cli("record", "--out", "zrec.jsonl", "--", "python", "app.py")
+        assert code == 0, err
+        assert server.model_calls == 2
+    return folder
+
+
 @pytest.fixture()
-def world(servers: Servers, model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """tmp_path (the current folder) with a recording of the benign agent (rec.jsonl, one model
-    call to the model server) and of the benign program (zrec.jsonl, the same call through the
-    openai client), then the escaping agent in their place (agent.py, app.py), and a golden case."""
+def world(recordings: Path, servers: Servers, model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp_path (the current folder) with the recordings, the escaping agent in the benign one's
+    place (agent.py, app.py: the same agent, changed) and a golden case of it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key-0123456789abcdef")
     monkeypatch.setenv("OPENAI_BASE_URL", model.base_url_openai)
@@ -303,22 +325,16 @@ def world(servers: Servers, model: Any, tmp_path: Path, monkeypatch: pytest.Monk
     for var in ("TRACETUI_LLM_ENDPOINT", "TRACETUI_AUTOPATCH", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
                 "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
-    (tmp_path / "agent.py").write_text(BENIGN)
-    code, _out, err = _cli("record", "agent.py:run", "--input", "{}", "--out", "rec.jsonl")
-    assert code == 0, err
-    (tmp_path / "app.py").write_text(BENIGN)
-    code, _out, err = _cli("record", "--out", "zrec.jsonl", "--", "python", "app.py")
-    assert code == 0, err
-    assert model.model_calls == 2
+    for name in ("rec.jsonl", "zrec.jsonl"):
+        shutil.copy(recordings / name, tmp_path / name)
     escape = ESCAPES.format(**servers.ports())
-    (tmp_path / "agent.py").write_text(escape)  # the same agent, changed: it now tries every way out
+    (tmp_path / "agent.py").write_text(escape)
     (tmp_path / "app.py").write_text(escape)
     case = tmp_path / "golden" / "escape"
     case.mkdir(parents=True)
     shutil.copy(tmp_path / "rec.jsonl", case / "trace.jsonl")
     (case / "case.yaml").write_text("schema: tracetui-case/1\nname: escape\nmode: strict\n")
     (case / "contract.yaml").write_text("schema: tracetui-contract/1\n")
-    model.clear_hits()
     return tmp_path
 
 
