@@ -367,8 +367,9 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
             one-off key is used and noted).
         force: Replace an existing kept replay trace.
         isolation: How the agent is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` when
-            this process runs in the replay sandbox, else ``ISOLATION_GUARD``), written to the
-            replay header's ``network_isolation``; None: not said.
+            this process runs in the replay sandbox), written to the replay header's
+            ``network_isolation``; default ``ISOLATION_GUARD`` (the pytest plugin, a library caller:
+            the in-process guard only).
 
     The agent is replayed against ``trace.jsonl`` in the case's ``mode`` (``strict`` or ``fixture``,
     with ``seed_file``) with the model called again (``llm="live"``: a fixed agent renders other
@@ -408,6 +409,7 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
                   force: bool = False, isolation: str | None = None) -> CaseResult:
     from tracetui.core.harness.agent import load_agent
     from tracetui.core.harness.run import replay as harness_replay
+    from tracetui.core.harness.sandbox import ISOLATION_GUARD
     from tracetui.core.readers import read_runs, read_trace
 
     assert case.contract is not None
@@ -435,7 +437,7 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
         out = os.path.join(tmpdir, "replay.jsonl")
     try:
         harness_replay(recording, spec, out, redactor=redactor, mode=case.mode, llm=llm, trials=k,
-                       seed_state=seed, overwrite=keep is not None, isolation=isolation)
+                       seed_state=seed, overwrite=keep is not None, isolation=isolation or ISOLATION_GUARD)
         runs = read_runs(out).runs
         result = judge(case, runs)
     finally:

@@ -22,7 +22,6 @@ from tracetui.core.harness.runcontext import RunContext
 from tracetui.core.harness.steps import jsonable
 from tracetui.core.harness.fixture import RecordedReadsFixture, snapshot
 from tracetui.core.harness.guard import block_network
-from tracetui.core.harness.sandbox import ISOLATION_GUARD
 from tracetui.core.harness.project import project_volatile
 from tracetui.core.harness.redact import Redactor
 from tracetui.core.harness.writer import TraceWriter
@@ -434,9 +433,9 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
             id the agent mints per call); default: ``[tool.tracetui.replay] volatile`` of the
             nearest pyproject.toml, then the agent module's ``VOLATILE_ARGS``. Listed in the header.
         isolation: How the replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` when
-            the caller runs in the replay sandbox), written to the header's ``network_isolation``;
-            default (None): ``ISOLATION_GUARD``, the in-process guard only (a Dask worker of
-            ``tracetui nightly``, a library caller).
+            the caller runs in the replay sandbox, else ``ISOLATION_GUARD``), written to the
+            header's ``network_isolation``; None: not said (the caller knows where it runs: the
+            CLI commands, ``golden run``'s runner and ``tracetui nightly``'s workers say it).
 
     Returns:
         The ReplayReport.
@@ -521,7 +520,8 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
                 header["volatile_args"] = {k: list(v) for k, v in sorted(cassette.volatile.items())}
             if schema_change:
                 header["schema_change"] = schema_change
-            header["network_isolation"] = isolation if isolation is not None else ISOLATION_GUARD
+            if isolation is not None:
+                header["network_isolation"] = isolation
             header["normalization"] = normalization_notes(redactor, seed)
             header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id,
                                    "fired": dict(redactor.fired)}
