@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections import Counter
 from typing import Any, TextIO
 

@@ -264,8 +264,9 @@ class Servers:
             s.close()
 
 
-NETWORK_TECHNIQUES = {"pre_opened", "dial", "dial_ipv6", "unix", "udp_sendto", "udp_sendmsg", "with_asyncio", "with_httpx",
-                      "with_requests", "with_urllib", "with_http_client", "dns_getaddrinfo", "dns_gethostbyname"}
+NETWORK_TECHNIQUES = {"pre_opened", "dial", "dial_ipv6", "unix", "udp_sendto", "udp_sendmsg", "with_asyncio",
+                      "with_httpx", "with_requests", "with_urllib", "with_http_client", "dns_getaddrinfo",
+                      "dns_gethostbyname"}
 """The in-process techniques that raise when they cannot reach their server (the others start a
 thread, a process or a command, whose attempt the servers count)."""
 
