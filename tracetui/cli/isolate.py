@@ -18,6 +18,7 @@ import argparse
 import json
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -79,35 +80,60 @@ def isolate(args: argparse.Namespace, out: TextIO, err: TextIO, *, live_llm: boo
             relay = relay_mod.Relay(relay_mod.host_port(url))
             print(f"tracetui: model relay to {relay.summary()['endpoint']} (from {source}); nothing else has a route",
                   file=err)
-    code, stdout, stderr = _run_child(command, relay)
-    err.write(stderr)
+    fmt = getattr(args, "format", "text")
+    code, stdout = _run_child(command, relay, out, err, stream=fmt != "json")
     if relay is not None and (code != 2 or relay.summary()["forwarded"] or relay.summary()["refused"]):  # 2: an error
-        stdout = _with_relay(stdout, relay.summary(), getattr(args, "format", "text"))
+        stdout = _with_relay(stdout, relay.summary(), fmt)
     out.write(stdout)
     return Isolation(sandbox.ISOLATION_NAMESPACE, code)
 
 
-def _run_child(command: list[str], relay: relay_mod.Relay | None) -> tuple[int, str, str]:
+def _run_child(command: list[str], relay: relay_mod.Relay | None, out: TextIO, err: TextIO, *,
+               stream: bool) -> tuple[int, str]:
+    """Run ``command`` with the sandbox's environment; its stderr is copied to ``err`` as it comes,
+    its stdout to ``out`` as it comes with ``stream`` (a text report), else returned whole (a
+    JSON report, completed by the caller). Returns ``(exit code, stdout not yet written)``."""
     env = sandbox.child_env()
     fds: tuple[int, ...] = ()
     if relay is not None:
         env[relay_mod.ENV_RELAY_FD] = str(relay.child_fd)
         fds = (relay.child_fd,)
+    held: list[bytes] = []
     try:
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, pass_fds=fds)
         if relay is not None:
             relay.started()
+        assert proc.stdout is not None and proc.stderr is not None
+        diagnostics = threading.Thread(target=_copy, args=(proc.stderr, err, None), daemon=True)
+        diagnostics.start()
+        report = threading.Thread(target=_copy, args=(proc.stdout, out, None if stream else held), daemon=True)
+        report.start()
         while True:
             try:
-                stdout, stderr = proc.communicate()
+                proc.wait()
+                report.join()
+                diagnostics.join()
                 break
             except KeyboardInterrupt:  # the child got it too: let it close its trace
                 continue
     finally:
         if relay is not None:
             relay.close()
-    return proc.returncode, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
+    return proc.returncode, b"".join(held).decode("utf-8", "replace")
+
+
+def _copy(src: Any, dst: TextIO, held: list[bytes] | None) -> None:
+    """Lines of the child's pipe ``src`` to ``dst`` as they come (or into ``held``)."""
+    for line in iter(src.readline, b""):
+        if held is not None:
+            held.append(line)
+            continue
+        dst.write(line.decode("utf-8", "replace"))
+        try:
+            dst.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def relay_line(summary: dict[str, Any]) -> str:
