@@ -376,6 +376,35 @@ def test_no_escape_technique_reaches_a_server_in_any_replay_mode(mode: str, worl
         assert model.model_calls == 0 and "model relay" not in out
 
 
+@pytest.mark.parametrize("mode", list(MODES))
+def test_where_no_namespace_can_be_had_every_replay_mode_says_guard_only(
+        mode: str, recordings: Path, model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_BASE_URL", model.base_url_openai)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv(sandbox.ENV_DISABLE, "1")
+    monkeypatch.delenv("TRACETUI_AUTOPATCH", raising=False)
+    for name in ("rec.jsonl", "zrec.jsonl", "agent.py", "app.py"):  # the benign agent and program
+        shutil.copy(recordings / name, tmp_path / name)
+    case = tmp_path / "golden" / "escape"
+    case.mkdir(parents=True)
+    shutil.copy(tmp_path / "rec.jsonl", case / "trace.jsonl")
+    (case / "case.yaml").write_text("schema: tracetui-case/1\nname: escape\nmode: strict\n")
+    (case / "contract.yaml").write_text("schema: tracetui-contract/1\n")
+    argv, live = MODES[mode]
+    sandbox.namespace_prefix.cache_clear()
+    try:
+        code, out, err = _cli(*(a.format(model=model.base_url_openai) for a in argv))
+    finally:
+        sandbox.namespace_prefix.cache_clear()
+    assert code == 0, out + err
+    assert f"network isolation: {sandbox.ISOLATION_GUARD}" in out, out + err
+    trace = tmp_path / ("kept/escape.jsonl" if mode == "golden run" else "out.jsonl")
+    assert json.loads(trace.read_text().splitlines()[0])["network_isolation"] == sandbox.ISOLATION_GUARD
+    assert "model relay" not in out and model.model_calls == (1 if live else 0)  # called directly, no relay
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(sandbox.namespace_prefix()[0] is None, reason="no network namespace here")
 def test_the_techniques_reach_the_servers_run_plainly_and_with_the_guard_alone(
