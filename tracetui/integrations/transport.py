@@ -106,6 +106,15 @@ def _relay_proxy() -> dict[str, Any]:
     return {"proxy": url} if url else {}
 
 
+def _through_relay(transport: Any) -> Any:
+    """``transport()`` pointed at the model relay where there is one (``_relay_proxy``); a
+    transport class that takes no ``proxy`` gets none (inside the sandbox it then has no route)."""
+    try:
+        return transport(**_relay_proxy())
+    except TypeError:
+        return transport()
+
+
 def _make_transports(hx: Any) -> tuple[type, type]:
     """``(ModelTransport, AsyncModelTransport)`` on the httpx-compatible module ``hx`` (``httpx``,
     or ``httpx2``, which openai 3 and anthropic 2 are built on)."""
@@ -119,7 +128,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
         """
 
         def __init__(self, inner: Any = None) -> None:
-            self.inner = inner if inner is not None else hx.HTTPTransport(**_relay_proxy())
+            self.inner = inner if inner is not None else _through_relay(hx.HTTPTransport)
 
         def handle_request(self, request: Any) -> Any:
             session = _session()
@@ -169,7 +178,7 @@ def _make_transports(hx: Any) -> tuple[type, type]:
         """
 
         def __init__(self, inner: Any = None) -> None:
-            self.inner = inner if inner is not None else hx.AsyncHTTPTransport(**_relay_proxy())
+            self.inner = inner if inner is not None else _through_relay(hx.AsyncHTTPTransport)
 
         async def handle_async_request(self, request: Any) -> Any:
             session = _session()
