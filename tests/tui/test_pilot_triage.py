@@ -4,6 +4,8 @@ replay in a worker (progress, cancel, errors in the panel) and loads the result.
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import textwrap
 from pathlib import Path
@@ -183,6 +185,10 @@ async def test_run_step_2_writes_loads_and_triages_the_replay(scheduling_copy: t
         assert result.verdict == triage(read_trace(scheduling_copy[0]), read_runs(str(out)).runs).verdict
         assert "reproduced in 1 of 1 trial" in _list_text(screen)
         assert "replay written: original.replay-1.jsonl (1 trial)" in screen.message
+        # the trials ran in the TUI's own process: the guard only, and the panel and the header say so
+        assert "network isolation: in-process guard only; subprocesses and native code are not covered" \
+            in screen.message
+        assert json.loads(out.read_text().splitlines()[0])["network_isolation"].startswith("in-process guard only")
         assert app.diff.divergences == []  # the same agent, recorded tools and model: nothing differs
 
         _form(screen, f"{AGENT}:run", trials=2)

@@ -51,6 +51,9 @@ def add_parser(sub: Any) -> None:
                      "temporary, removed); an existing file is never replaced without --force")
     run.add_argument("--force", action="store_true", help="with --keep: replace an existing DIR/CASE.jsonl")
     run.add_argument("--strict-divergence", action="store_true", help="exit 1 when a case diverged, as for a failure")
+    from tracetui.cli.isolate import add_endpoint_flag
+
+    add_endpoint_flag(run)
     run.add_argument("--redaction-key-file", metavar="PATH", help="the project redaction key (default: "
                      "TRACETUI_REDACTION_KEY, TRACETUI_REDACTION_KEY_FILE, then .tracetui/redaction.key; with none, "
                      "a one-off key, noted)")
@@ -115,10 +118,19 @@ def run_golden(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"tracetui golden run: no cases under {safe(args.folder)} (each case is a folder holding case.yaml, "
               "contract.yaml and trace.jsonl)", file=err)
         return EXIT_ERROR
+    isolation = None
+    if args.replay is None:  # each case's agent runs in the replay sandbox, the model through its relay
+        from tracetui.cli.isolate import isolate
+
+        where = isolate(args, out, err, live_llm=True)
+        if where.exit_code is not None:
+            return where.exit_code
+        isolation = where.statement
     results = []
     for case in cases:
         result = run_case(case, agent=args.agent, replay=args.replay, trials=args.trials, keep=args.keep,
-                          redaction_key_file=args.redaction_key_file, force=getattr(args, "force", False))
+                          redaction_key_file=args.redaction_key_file, force=getattr(args, "force", False),
+                          isolation=isolation)
         results.append(result)
         if args.format == "text":
             print("\n".join(case_lines(result)), file=out)
@@ -127,7 +139,11 @@ def run_golden(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "json":
         doc = {"schema_version": 1, "folder": args.folder, "cases": [r.to_dict() for r in results],
                "counts": counts, "exit_code": code}
+        if isolation is not None:
+            doc["network_isolation"] = isolation
         print(json.dumps(doc, indent=2, ensure_ascii=True, default=str), file=out)
     else:
+        if isolation is not None:
+            print(f"network isolation: {isolation}", file=out)
         print(totals_line(counts), file=out)
     return code

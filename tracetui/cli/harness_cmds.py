@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections import Counter
 from typing import Any, TextIO
 
@@ -84,6 +83,9 @@ def add_parsers(sub: Any) -> None:
     rep.add_argument("--seed-file", metavar="FILE", help="fixture mode: a JSON object loaded into the fixture after the recorded reads")
     rep.add_argument("--accept-schema-change", action="store_true",
                      help="replay a recording made against other tool schemas (noted in the replay header)")
+    from tracetui.cli.isolate import add_endpoint_flag
+
+    add_endpoint_flag(rep)
     _add_input(rep, required=False)
     _add_common(rep)
 
@@ -219,25 +221,17 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not isinstance(seed_state, dict):
             raise ReadError(args.seed_file, f"a fixture seed must be a JSON object, not {type(seed_state).__name__}")
     check_out(args.out, args.force)
-    offline = args.llm == "frozen" and not args.allow_live
-    isolation = None
-    if offline:
-        from tracetui.core.harness import sandbox
+    from tracetui.cli.isolate import isolate
 
-        if sandbox.inside():
-            isolation = sandbox.enter_child()
-        elif getattr(args, "argv", None):
-            command = sandbox.isolated_command([sys.executable, "-m", "tracetui", *args.argv])
-            if command is not None:
-                return _run_isolated(command, out, err)
-    if isolation is None:
-        from tracetui.core.harness.sandbox import ISOLATION_GUARD
-
-        isolation = ISOLATION_GUARD
+    # --allow-live lets misses reach live tools: no sandbox can allow that, so the guard alone
+    where = isolate(args, out, err, live_llm=args.llm == "live", possible=not args.allow_live)
+    if where.exit_code is not None:
+        return where.exit_code
+    isolation = where.statement
     recording = read_trace(args.trace)
     for issue in recording.issues:
         print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
-    if offline:
+    if not args.allow_live:
         from tracetui.core.harness.guard import block_network
 
         with block_network(args.mode):  # code at the agent module's top level is offline too
@@ -272,30 +266,8 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
     else:
         _print_report(report, args, out)
-        if isolation is not None:
-            print(f"network isolation: {isolation}", file=out)
+        print(f"network isolation: {isolation}", file=out)
     return exit_for(report.status)
-
-
-def _run_isolated(command: list[str], out: TextIO, err: TextIO) -> int:
-    """Run this same ``tracetui replay`` again as ``command`` (inside a fresh network namespace,
-    ``core.harness.sandbox``), relay its report and diagnostics to ``out``/``err`` and return its
-    exit code."""
-    import subprocess
-
-    from tracetui.core.harness import sandbox
-
-    proc = subprocess.Popen(command, env=sandbox.child_env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    while True:
-        try:
-            stdout, stderr = proc.communicate()
-            break
-        except KeyboardInterrupt:  # the child got it too: let it close its trace
-            continue
-    err.write(stderr.decode("utf-8", "replace"))
-    out.write(stdout.decode("utf-8", "replace"))
-    return proc.returncode
 
 
 def _short(value: Any, limit: int = 90) -> str:

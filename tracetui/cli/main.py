@@ -239,6 +239,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         if args.command == "golden":
             from tracetui.cli.golden_cmd import run_golden
 
+            args.argv = args_list  # golden run re-runs itself inside the replay sandbox (cli.isolate)
             return run_golden(args, out, err)
         if args.command == "promote":
             from tracetui.cli.promote_cmd import run_promote
@@ -251,6 +252,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         if args.command == "triage":
             from tracetui.cli.triage_cmd import run_triage
 
+            args.argv = args_list  # --agent re-runs itself inside the replay sandbox (cli.isolate)
             return run_triage(args, out, err)
         if args.command in ("record", "replay"):
             from tracetui.cli import harness_cmds

@@ -167,6 +167,10 @@ def run_nightly_cmd(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     journal = journal_path(args.out)
     with DaskExecutor(args.scheduler, workers=args.workers, what="tracetui nightly") as executor:
         print(f"tracetui: nightly on {executor.describe()}", file=err)
+        from tracetui.core.harness.sandbox import ISOLATION_GUARD
+
+        # the replays run in the workers' processes (each replay header says so too)
+        print(f"tracetui: network isolation: {ISOLATION_GUARD}", file=err)
         with _Progress(err) as progress:
             report = run_nightly(config, executor, journal=journal, resume=args.resume, force=args.force,
                                  progress=progress)

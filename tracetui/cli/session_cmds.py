@@ -84,6 +84,9 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--llm", choices=("frozen", "live"), default="frozen",
                        help="frozen: serve the recorded model outputs (default); live: call the model again")
         p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
+        from tracetui.cli.isolate import add_endpoint_flag
+
+        add_endpoint_flag(p)
     p.add_argument("--read-tools", action="append", default=[], metavar="A,B",
                    help="tools that only read (comma-separated; repeatable)")
     p.add_argument("--force", action="store_true", help="replace the output file if it exists (atomically, at the end)")
@@ -186,19 +189,29 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
     if config["key_file"]:
         config["key_file"] = os.path.abspath(config["key_file"])
     cmd = child_command(program)
+    relay = None
     if command == "replay":
         from tracetui.core.harness import sandbox
 
-        isolated = sandbox.isolated_command(cmd) if args.llm == "frozen" and not args.allow_live else None
+        isolated = sandbox.isolated_command(cmd) if not args.allow_live else None
         config["isolation"] = sandbox.ISOLATION_NAMESPACE if isolated else sandbox.ISOLATION_GUARD
         if isolated:
             cmd = isolated
             config["netns"] = True
+            if args.llm == "live":
+                relay = _relay(args, err)
     fd, report_path = tempfile.mkstemp(prefix="tracetui-run-", suffix=".json")
     os.close(fd)
     config["report"] = report_path
     try:
-        proc = subprocess.Popen(cmd, env=_env(config))
+        env = _env(config)
+        if relay is not None:
+            from tracetui.core.harness.relay import ENV_RELAY_FD
+
+            env[ENV_RELAY_FD] = str(relay.child_fd)
+        proc = subprocess.Popen(cmd, env=env, pass_fds=(relay.child_fd,) if relay is not None else ())
+        if relay is not None:
+            relay.started()
         while True:
             try:
                 code = proc.wait()
@@ -212,10 +225,14 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
         except (OSError, json.JSONDecodeError):
             report = None
     finally:
+        if relay is not None:
+            relay.close()
         try:
             os.unlink(report_path)
         except OSError:
             pass
+    if report is not None and relay is not None:
+        report["model_relay"] = relay.summary()
     if report is None:
         print(f"tracetui: error: the program ended (exit code {code}) before tracetui could close its trace "
               f"({args.out} may be incomplete: killed, or os._exit?)", file=err)
@@ -234,6 +251,22 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
     if status in ("incomplete_recording", "unservable_recording"):
         return exit_for(status)
     return EXIT_DIVERGED if _failed(report) else EXIT_OK
+
+
+def _relay(args: argparse.Namespace, err: TextIO) -> Any:
+    """The model relay of a sandboxed ``--llm live`` replay (``core.harness.relay``), or None
+    (with a note) when no model endpoint is configured."""
+    from tracetui.core.harness import relay as relay_mod
+
+    url, source = relay_mod.endpoint_url(args.llm_endpoint)
+    if url is None:
+        print("tracetui: note: --llm live but no model endpoint is configured (--llm-endpoint URL, "
+              f"${relay_mod.ENV_ENDPOINT}, [tool.tracetui.replay] llm_endpoint, $OPENAI_BASE_URL): inside the replay "
+              "sandbox the model has no route", file=err)
+        return None
+    relay = relay_mod.Relay(relay_mod.host_port(url))
+    print(f"tracetui: model relay to {relay.summary()['endpoint']} (from {source}); nothing else has a route", file=err)
+    return relay
 
 
 def _abs_trace(trace: str) -> str:
@@ -304,4 +337,8 @@ def _print_replay(report: dict[str, Any], args: argparse.Namespace, program: lis
         p(f"  {w}")
     if report.get("isolation"):
         p(f"network isolation: {report['isolation']}")
+    if report.get("model_relay"):
+        from tracetui.cli.isolate import relay_line
+
+        p(relay_line(report["model_relay"]))
     p(f"next: tracetui diff {shlex.quote(args.trace)} {shlex.quote(args.out)}")

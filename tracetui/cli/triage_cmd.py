@@ -41,6 +41,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--mode", choices=("strict", "fixture"), default="strict", help="with --agent: replay mode")
     p.add_argument("--llm", choices=("frozen", "live"), default="live",
                    help="with --agent: live (default: the model called again, so trials can differ) or frozen")
+    from tracetui.cli.isolate import add_endpoint_flag
+
+    add_endpoint_flag(p)
     p.add_argument("--replay-out", metavar="FILE", help="with --agent: keep the replay trace there (default: a "
                    "temporary file, removed)")
     p.add_argument("--batch", metavar="DIR", help="triage every original/replay pair under DIR, grouped by "
@@ -61,7 +64,8 @@ def _load_replays(paths: list[str]) -> list[Trace]:
     return out
 
 
-def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO) -> tuple[list[Trace], str | None]:
+def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO,
+               isolation: str | None = None) -> tuple[list[Trace], str | None]:
     from tracetui.cli.harness_cmds import project_redactor_for_cli
     from tracetui.core.harness.agent import load_agent
     from tracetui.core.harness.run import replay
@@ -82,7 +86,7 @@ def _run_agent(args: argparse.Namespace, original: Trace, err: TextIO) -> tuple[
         print(f"  trial {result.trial}/{args.trials}: " + ("diverged" if result.diverged else "done"), file=err)
 
     replay(original, spec, out, redactor=redactor, mode=args.mode, llm=args.llm, trials=args.trials,
-           on_trial=progress if args.format == "text" else None)
+           on_trial=progress if args.format == "text" else None, isolation=isolation)
     runs = read_runs(out).runs
     if tmpdir is not None:
         os.unlink(out)
@@ -118,8 +122,15 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for issue in (i for i in original.issues if i.severity != "info"):
         print(f"tracetui: original: {issue.severity}: {issue}", file=err)
     kept = None
-    if args.agent:
-        replays, kept = _run_agent(args, original, err)
+    isolation = None
+    if args.agent:  # the trials run in the replay sandbox, the model through its relay
+        from tracetui.cli.isolate import isolate
+
+        where = isolate(args, out, err, live_llm=args.llm == "live")
+        if where.exit_code is not None:
+            return where.exit_code
+        isolation = where.statement
+        replays, kept = _run_agent(args, original, err, isolation)
     else:
         replays = _load_replays(args.replays)
     result = triage(original, replays, failing_span=args.failing_span)
@@ -130,9 +141,13 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             entry["labels"] = found
         doc["original"] = args.original
         doc["replays"] = list(args.replays) if not args.agent else ([kept] if kept else [])
+        if isolation is not None:
+            doc["network_isolation"] = isolation
         out.write(dumps_json(doc, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
         return EXIT_OK
     _print(result, original, replays, args, kept, out, labels)
+    if isolation is not None:
+        print(f"network isolation: {isolation}", file=out)
     return EXIT_OK
 
 

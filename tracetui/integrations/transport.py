@@ -94,6 +94,27 @@ def _refuse(session: HarnessSession, request: Any) -> LiveCallBlocked:
                            "never reaches a live system")
 
 
+def _relay_proxy() -> dict[str, Any]:
+    """``{"proxy": URL}`` inside a replay sandbox with a model relay (``core.harness.relay``: the
+    only route out of the namespace), else ``{}``. A transport given to an httpx client ignores
+    the proxy variables, so the live call's inner transport is pointed at the relay here."""
+    import os
+
+    from tracetui.core.harness.relay import ENV_PROXY
+
+    url = os.environ.get(ENV_PROXY)
+    return {"proxy": url} if url else {}
+
+
+def _through_relay(transport: Any) -> Any:
+    """``transport()`` pointed at the model relay where there is one (``_relay_proxy``); a
+    transport class that takes no ``proxy`` gets none (inside the sandbox it then has no route)."""
+    try:
+        return transport(**_relay_proxy())
+    except TypeError:
+        return transport()
+
+
 def _make_transports(hx: Any) -> tuple[type, type]:
     """``(ModelTransport, AsyncModelTransport)`` on the httpx-compatible module ``hx`` (``httpx``,
     or ``httpx2``, which openai 3 and anthropic 2 are built on)."""
@@ -102,11 +123,12 @@ def _make_transports(hx: Any) -> tuple[type, type]:
         """A sync httpx transport recording and replaying model calls (module docstring).
 
         Args:
-            inner: The transport live calls go through (default ``hx.HTTPTransport()``).
+            inner: The transport live calls go through (default ``hx.HTTPTransport()``, through the
+                replay sandbox's model relay when there is one, ``core.harness.relay``).
         """
 
         def __init__(self, inner: Any = None) -> None:
-            self.inner = inner if inner is not None else hx.HTTPTransport()
+            self.inner = inner if inner is not None else _through_relay(hx.HTTPTransport)
 
         def handle_request(self, request: Any) -> Any:
             session = _session()
@@ -151,11 +173,12 @@ def _make_transports(hx: Any) -> tuple[type, type]:
         """The async twin of ``ModelTransport``: a live call is awaited (the event loop never blocks).
 
         Args:
-            inner: The transport live calls go through (default ``hx.AsyncHTTPTransport()``).
+            inner: The transport live calls go through (default ``hx.AsyncHTTPTransport()``, through
+                the replay sandbox's model relay when there is one).
         """
 
         def __init__(self, inner: Any = None) -> None:
-            self.inner = inner if inner is not None else hx.AsyncHTTPTransport()
+            self.inner = inner if inner is not None else _through_relay(hx.AsyncHTTPTransport)
 
         async def handle_async_request(self, request: Any) -> Any:
             session = _session()

@@ -137,3 +137,17 @@ def test_udp_sendmsg_and_reverse_lookups_are_refused() -> None:
         assert [b.split()[0] for b in guard.blocked] == ["sendmsg", "sendto", "gethostbyaddr", "gethostbyname"]
     finally:
         rx.close()
+
+
+def test_an_async_clients_lookup_in_an_executor_thread_is_allowed_during_an_allowed_call_only() -> None:
+    import asyncio
+
+    async def lookup() -> None:  # asyncio resolves in its default executor: the context is not carried
+        await asyncio.get_running_loop().getaddrinfo("localhost", 80)
+
+    with block_network("strict") as guard:
+        with allow_network():
+            asyncio.run(lookup())
+        with pytest.raises(LiveCallBlocked):
+            asyncio.run(lookup())
+    assert guard.blocked == ["getaddrinfo 'localhost'"]

@@ -48,10 +48,17 @@ def summary(path: Path, trial: int = 0) -> dict:
 
 @pytest.fixture(scope="module", autouse=True)
 def _key():
+    # The agent runs in this process (no network namespace child), so the module's CALLS counters
+    # see every call it makes; the sandbox itself is tested in test_sandbox.py.
+    from tracetui.core.harness import sandbox
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRACETUI_REDACTION_KEY", KEY)
         mp.delenv("TRACETUI_REDACTION_KEY_FILE", raising=False)
+        mp.setenv(sandbox.ENV_DISABLE, "1")
+        sandbox.namespace_prefix.cache_clear()
         yield
+    sandbox.namespace_prefix.cache_clear()
 
 
 @pytest.fixture(scope="module")

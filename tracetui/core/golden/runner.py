@@ -350,7 +350,8 @@ def _redactor(spec: Any, notes: list[str], key_file: str | None) -> Any:
 
 
 def run_case(case: Case, *, agent: str | None = None, replay: str | None = None, trials: int | None = None,
-             keep: str | None = None, redaction_key_file: str | None = None, force: bool = False) -> CaseResult:
+             keep: str | None = None, redaction_key_file: str | None = None, force: bool = False,
+             isolation: str | None = None) -> CaseResult:
     """Run one case and judge it.
 
     Args:
@@ -365,6 +366,10 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
         redaction_key_file: The project key file (default: ``load_key``'s lookup; with no key a
             one-off key is used and noted).
         force: Replace an existing kept replay trace.
+        isolation: How the agent is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` when
+            this process runs in the replay sandbox), written to the replay header's
+            ``network_isolation``; default ``ISOLATION_GUARD`` (the pytest plugin, a library caller:
+            the in-process guard only).
 
     The agent is replayed against ``trace.jsonl`` in the case's ``mode`` (``strict`` or ``fixture``,
     with ``seed_file``) with the model called again (``llm="live"``: a fixed agent renders other
@@ -395,15 +400,16 @@ def run_case(case: Case, *, agent: str | None = None, replay: str | None = None,
         if ref is None:
             return _error(case, "no agent to replay: pass --agent AGENT (or --replay REPLAY.jsonl), or set `agent` "
                                 "in case.yaml")
-        return _replay_agent(case, ref, trials, keep, redaction_key_file, force)
+        return _replay_agent(case, ref, trials, keep, redaction_key_file, force, isolation)
     except (TracetuiError, OSError) as exc:
         return _error(case, str(exc))
 
 
 def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, key_file: str | None,
-                  force: bool = False) -> CaseResult:
+                  force: bool = False, isolation: str | None = None) -> CaseResult:
     from tracetui.core.harness.agent import load_agent
     from tracetui.core.harness.run import replay as harness_replay
+    from tracetui.core.harness.sandbox import ISOLATION_GUARD
     from tracetui.core.readers import read_runs, read_trace
 
     assert case.contract is not None
@@ -431,7 +437,7 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
         out = os.path.join(tmpdir, "replay.jsonl")
     try:
         harness_replay(recording, spec, out, redactor=redactor, mode=case.mode, llm=llm, trials=k,
-                       seed_state=seed, overwrite=keep is not None)
+                       seed_state=seed, overwrite=keep is not None, isolation=isolation or ISOLATION_GUARD)
         runs = read_runs(out).runs
         result = judge(case, runs)
     finally:

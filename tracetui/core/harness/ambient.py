@@ -104,7 +104,11 @@ class HarnessSession:
         result: The ``RunResult`` once the block has ended (replay: with the summary).
         notes: What the run report should say (clock, schemas, hints taken).
         isolation: How a replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` or
-            ``ISOLATION_GUARD``), written to the header's ``network_isolation``; None: not said.
+            ``ISOLATION_GUARD``), written to the header's ``network_isolation``. A replay session
+            opened in the user's own process cannot move that process into a network namespace
+            after the fact: it says ``ISOLATION_GUARD`` (the in-process guard only) unless the
+            zero-code entry (``tracetui replay REC -- python app.py``, which starts the program
+            inside the namespace) set it. None for a recording.
     """
 
     def __init__(self, mode: str, out: str, *, recording: Trace | None = None, llm: str = "frozen",
@@ -130,6 +134,10 @@ class HarnessSession:
         self.result: RunResult | None = None
         self.notes: list[str] = []
         self.isolation: str | None = None
+        if recording is not None:
+            from tracetui.core.harness.sandbox import ISOLATION_GUARD
+
+            self.isolation = ISOLATION_GUARD
         self.recording = recording
         self._timer = timer
         self._overwrite = overwrite
@@ -421,6 +429,11 @@ def replay_session(recording: str | Trace, out: str, *, mode: str = "strict", ll
         read_tools: More read tools (the recording's ``read_tools`` are always reads).
         accept_truncated: Serve truncated or ambiguous recorded responses (marked) instead of
             stopping with ``unservable_recording``.
+
+    Network isolation: this session runs in the caller's process, which it cannot move into a
+    network namespace, so only the in-process guard stands between the block and the network (the
+    header's ``network_isolation`` says so; subprocesses and native code are not covered). For a
+    namespace, run the unchanged program as ``tracetui replay REC -- python app.py`` (docs/harness.md).
 
     Raises:
         HarnessError: a bad mode, ``out`` is the recording or exists; ReadError: the recording

@@ -11,7 +11,12 @@ listens on one. ``socket.socketpair`` (asyncio's self-pipe) and pipes are not ne
 Audit hooks cannot be removed, so the hook is installed once per process and does nothing
 unless a guard is active. A guard is **process-wide** while it is active: a thread the agent
 starts is blocked too. ``allow_network`` lifts it for one explicitly allowed live call, in the
-current context only (a ``contextvars.ContextVar``: other threads stay blocked). Limits,
+current context only (a ``contextvars.ContextVar``: other threads stay blocked), with one exception:
+while an allowed call is in progress, a *name lookup* from another thread is let through, because
+an async model client resolves its host in a worker thread (asyncio's ``loop.getaddrinfo`` runs
+``socket.getaddrinfo`` in the default executor, which does not carry the context); connections
+and datagrams from other threads stay blocked, and inside the replay sandbox's network namespace
+a lookup has no route anyway. Limits,
 documented in docs/harness.md: a C extension that opens sockets without Python's ``socket``
 module, and a subprocess, are not seen; ``tracetui replay`` therefore runs the agent inside a
 network namespace where Linux gives one (``core.harness.sandbox``), with this guard inside it.
@@ -23,6 +28,7 @@ import contextvars
 import ipaddress
 import socket
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,6 +53,9 @@ class NetworkGuard:
 _GUARDS: list[NetworkGuard] = []  # active guards, innermost last; process-wide
 _ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tracetui_network_allowed", default=False)
 _INSTALLED = False
+_ACTIVE_ALLOWANCES = [0]  # allow_network blocks in progress, in any thread (under _COUNT_LOCK)
+_COUNT_LOCK = threading.Lock()
+_LOOKUPS = frozenset({"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo"})
 
 
 _EVENTS = frozenset({"socket.connect", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
@@ -58,6 +67,8 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         return
     if not _GUARDS or _ALLOWED.get():
         return
+    if event in _LOOKUPS and _ACTIVE_ALLOWANCES[0] > 0:
+        return  # an allowed call's own lookup, made in an executor thread (module docstring)
     guard = _GUARDS[-1]
     if event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
         sock, address = args[0], args[1]
@@ -131,9 +142,14 @@ def block_network(mode: str) -> Iterator[NetworkGuard]:
 @contextmanager
 def allow_network() -> Iterator[None]:
     """Lift the guard for one explicitly allowed live call (a model-in-the-loop ``MODEL`` call, a
-    loose-mode miss with ``--allow-live``), in the current thread or task only."""
+    loose-mode miss with ``--allow-live``), in the current thread or task only (and, while it
+    lasts, for name lookups from any thread: module docstring)."""
     token = _ALLOWED.set(True)
+    with _COUNT_LOCK:
+        _ACTIVE_ALLOWANCES[0] += 1
     try:
         yield
     finally:
+        with _COUNT_LOCK:
+            _ACTIVE_ALLOWANCES[0] -= 1
         _ALLOWED.reset(token)

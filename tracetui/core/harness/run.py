@@ -432,8 +432,10 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
         volatile: Tool name -> argument paths ignored when matching (an idempotency key or request
             id the agent mints per call); default: ``[tool.tracetui.replay] volatile`` of the
             nearest pyproject.toml, then the agent module's ``VOLATILE_ARGS``. Listed in the header.
-        isolation: How the replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` or
-            ``ISOLATION_GUARD``), written to the header's ``network_isolation``; None: not said.
+        isolation: How the replay is cut off from the network (``sandbox.ISOLATION_NAMESPACE`` when
+            the caller runs in the replay sandbox, else ``ISOLATION_GUARD``), written to the
+            header's ``network_isolation``; None: not said (the caller knows where it runs: the
+            CLI commands, ``golden run``'s runner and ``tracetui nightly``'s workers say it).
 
     Returns:
         The ReplayReport.

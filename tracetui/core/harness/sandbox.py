@@ -9,10 +9,15 @@ create a network namespace (root, or ``CAP_SYS_ADMIN``), else ``unshare --user -
 ``tracetui`` command line, run again with ``TRACETUI_NETNS=1`` in its environment; it brings its
 loopback up and confirms it sees no other interface (``socket.if_nameindex()``) before it imports
 the agent. The in-process socket guard (``guard.block_network``) stays on inside the child too,
-so the replay report still lists each Python-level attempt it refused.
+so the replay report still lists each Python-level attempt it refused. With the model called
+again (``--llm live``) the parent relays the model client's calls to the configured model
+endpoint and nowhere else (``core.harness.relay``); the commands that run themselves in the
+namespace (``replay``, the zero-code ``replay -- python app.py``, ``golden run``, ``triage
+--agent``) do so through ``cli.isolate``.
 
 Where no namespace can be had (not Linux, no ``unshare``, a kernel or container that refuses
-both forms, ``TRACETUI_NO_NETNS=1``) the replay runs in process with the guard alone, and says so
+both forms, ``TRACETUI_NO_NETNS=1``, ``--allow-live``, a replay session opened in the user's own
+process) the replay runs in process with the guard alone, and says so
 (``ISOLATION_GUARD``). Not isolated by a network namespace: Unix-domain sockets bound to a file
 path (they are files; the guard refuses them from Python code in the agent process, not from
 its subprocesses).
@@ -20,7 +25,6 @@ its subprocesses).
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import os
 import shutil
@@ -72,26 +76,33 @@ def inside() -> bool:
 
 
 def enter_child() -> str:
-    """In the namespaced child: bring loopback up and confirm there is no other interface.
+    """In the namespaced child: bring loopback up, confirm there is no other interface, and (when
+    the parent runs a model relay) listen for the model client's calls (``relay.child_listen``).
 
     Returns:
         ``ISOLATION_NAMESPACE`` when confirmed, else ``ISOLATION_GUARD`` (the environment said
         namespace but the interfaces say otherwise: the guard is all there is).
     """
+    from tracetui.core.harness.relay import child_listen
+
     os.environ.pop(ENV_CHILD, None)  # processes the agent starts are not tracetui's child
     try:
         names = [name for _index, name in socket.if_nameindex()]
     except OSError:
-        return ISOLATION_GUARD
+        names = []
     if names != ["lo"]:
+        child_listen()
         return ISOLATION_GUARD
     _loopback_up()
+    child_listen()  # --llm live: the model relay's listener, handed to the parent
     return ISOLATION_NAMESPACE
 
 
 def _loopback_up() -> None:
     """``ip link set lo up`` by ioctl (SIOCGIFFLAGS/SIOCSIFFLAGS on a ``struct ifreq``); a failure
     leaves loopback down, which only makes the namespace stricter."""
+    import fcntl  # POSIX only: this module is imported everywhere, the namespace exists only on Linux
+
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

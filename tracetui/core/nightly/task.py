@@ -127,6 +127,7 @@ def replay_run(task: Task | dict[str, Any]) -> dict[str, Any]:
 
 def _replay(task: Task, out: dict[str, Any]) -> None:
     from tracetui.core.harness.run import replay
+    from tracetui.core.harness.sandbox import ISOLATION_GUARD
     from tracetui.core.model import Status
     from tracetui.core.readers import read_trace
     from tracetui.core.triage.replayability import assess
@@ -161,7 +162,8 @@ def _replay(task: Task, out: dict[str, Any]) -> None:
         path = os.path.join(tmp, "replay.jsonl")
         try:
             report = replay(original, spec, path, redactor=redactor, mode=task.mode, llm=task.llm,
-                            trials=task.trials, accept_schema_change=False)
+                            trials=task.trials, accept_schema_change=False,
+                            isolation=ISOLATION_GUARD)  # in the worker's process: the guard only
         except TracetuiError as exc:
             _error(out, "replay", exc, task.name)
             return

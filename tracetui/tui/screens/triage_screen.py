@@ -449,6 +449,7 @@ class TriageScreen(ModalScreen["int | None"]):
         from tracetui.core.errors import TracetuiError
         from tracetui.core.harness import load_agent, replay
         from tracetui.core.harness.redact import project_redactor
+        from tracetui.core.harness.sandbox import ISOLATION_GUARD
 
         notes: list[str] = []
         try:
@@ -468,7 +469,7 @@ class TriageScreen(ModalScreen["int | None"]):
                 out = next_replay_path(original_path)
                 try:
                     report = replay(recording, spec, out, redactor=redactor, mode=mode, llm=llm, trials=trials,
-                                    on_trial=on_trial)
+                                    on_trial=on_trial, isolation=ISOLATION_GUARD)  # in the TUI's process
                 except FileExistsError:
                     continue
                 except RunCancelled as exc:
@@ -504,6 +505,9 @@ class TriageScreen(ModalScreen["int | None"]):
             text = f"replay written: {name} ({message.done} trial{'s' if message.done != 1 else ''}); loaded"
         if message.notes:
             text += " · " + " · ".join(message.notes)
+        from tracetui.core.harness.sandbox import ISOLATION_GUARD
+
+        text += f" · network isolation: {ISOLATION_GUARD}"  # the trials ran in this process
         self._set_status(text, "pending" if message.notes or message.cancelled else "passed")
         app = self.tui
         app.triage_replays = message.out
