@@ -49,6 +49,8 @@ from tracetui.core.harness.redact_patterns import (
     LETTER,
     MIN_LEN,
     PATTERN_RULE,
+    PEM_BODY,
+    PEM_END,
     PHONE_GROUP,
     PRE,
     RULES,
@@ -81,6 +83,9 @@ from tracetui.core.harness.redact_tokens import (
     load_key,
 )
 from tracetui.core.harness.redact_walk import ValueWalk
+
+JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
+"""A string ``json.dumps`` writes unchanged when it is ASCII (no quote, backslash or control character)."""
 
 __all__ = [
     "DEFAULT_KEY_PATH", "KEY_ENV", "KEY_FILE_ENV", "MIN_KEY_CHARS", "RULES", "SECRET_KEYS", "TOKEN_RE",
@@ -164,6 +169,7 @@ class Redactor(ValueWalk):
         # first word -> [(-length, offset of that word in the value, values)], longest first
         self._learned_by_word: dict[str, list[tuple[int, int, set[str]]]] = {}
         self._min_len = MIN_LEN
+        self._pem_end: tuple[str | None, int, re.Match[str] | None] = (None, 0, None)
         f = finder
         c = COMPILED
         # priority order: at one position the first rule listed wins
@@ -259,6 +265,7 @@ class Redactor(ValueWalk):
             names.append("jwt")
         if on["ak"] and (
             "sk-" in s or "k_" in s or "AKIA" in s or "ASIA" in s or "AIza" in s or "gh" in s or "xox" in s
+            or "github_pat_" in s
         ):
             names.append("ak")
         if on["em"] and "@" in s:
@@ -325,6 +332,8 @@ class Redactor(ValueWalk):
         if TOKEN_RE.search(value):
             return
         self._index_learned(value, rule, kind)
+        if value.isascii() and JSON_PLAIN.match(value):
+            return  # JSON text holds it as it is: no escaped forms to remember
         # The same value as it appears inside JSON text an agent built itself (json.dumps escapes
         # quotes and backslashes, and non-ASCII characters by default), once or twice encoded:
         # each form maps to the raw value's token.
@@ -450,7 +459,21 @@ class Redactor(ValueWalk):
         return vend, s[start:vstart] + self._fire("secret_field", "secret", m.group("sg_v"))
 
     def _on_pem(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str]:
-        return m.end(), self._fire("api_key", "private_key", m.group())
+        # The first END after this BEGIN; one search serves every BEGIN before that END (and a
+        # search that found none serves every later BEGIN), so repeated blocks cost linear time.
+        after = m.end()
+        cached = self._pem_end
+        if cached[0] is s and cached[1] <= after and (cached[2] is None or cached[2].start() >= after):
+            end_m = cached[2]
+        else:
+            end_m = PEM_END.search(s, after)
+            self._pem_end = (s, after, end_m)
+        if end_m is not None:
+            end = end_m.end()
+        else:  # truncated: its whole base64 body goes
+            body = PEM_BODY.match(s, after)
+            end = body.end() if body is not None else after
+        return end, self._fire("api_key", "private_key", s[start:end])
 
     def _on_ak(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
         if start and (s[start - 1].isalnum() or s[start - 1] in "_-"):

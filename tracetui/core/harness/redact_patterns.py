@@ -9,6 +9,7 @@ rule runs. ``Sensitive`` is one tool's declared fields as a matcher. The ``Redac
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Callable
 
@@ -88,7 +89,7 @@ class UnsupportedValue(RedactionError, TypeError):
 VALUE = (
     r"""\\?["']?[ \t]*[:=][ \t]*(?:"""
     r'''"(?P<kv_dq>(?:[^"\\\r\n]|\\.)*)(?:"|(?=[\r\n])|\Z)'''
-    r'''|\\"(?P<kv_eq>(?:[^"\\\r\n]|\\\\\\"|\\[^"\r\n])*)\\"'''
+    r'''|\\"(?P<kv_eq>(?:[^"\\\r\n]|\\\\\\"|\\[^"\r\n])*)(?:\\"|)'''
     r"""|'(?P<kv_sq>[^'\r\n]*)'"""
     r"""|(?P<kv_uq>(?!(?:null|true|false)(?![\w-]))[^\s"'&,;<>{}\[\]()\\=][^\s"'&,;<>{}\[\])]*))"""
 )
@@ -103,13 +104,32 @@ AK = (
     r"|[sr]k_live_[0-9A-Za-z]{10,}|sk_test_[0-9A-Za-z]{10,}"
     r")(?![A-Za-z0-9_-])"
 )
+# In free text a key starts a run of key characters: the first character is consumed, then the
+# look-behind refuses a start inside a run, so ``sk-sk-sk-…`` is tried once, not at every ``sk-``.
+AK_TEXT = (
+    r"[sAgxr](?<![A-Za-z0-9_-][sAgxr])(?:"
+    r"(?<=s)k-ant-[A-Za-z0-9_-]{20,}"
+    r"|(?<=s)k-(?:proj-)?(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,}"
+    r"|(?<=A)(?:KIA|SIA)[0-9A-Z]{16}"
+    r"|(?<=A)Iza[0-9A-Za-z_-]{35}"
+    r"|(?<=g)h[pousr]_[A-Za-z0-9]{36,}"
+    r"|(?<=g)ithub_pat_[A-Za-z0-9_]{22,}"
+    r"|(?<=x)ox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|(?<=[sr])k_live_[0-9A-Za-z]{10,}|(?<=s)k_test_[0-9A-Za-z]{10,}"
+    r")(?![A-Za-z0-9_-])"
+)
+PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----")
+PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\]*")  # a truncated block: to the end of its base64
 JWT = r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"
 RULE_PATTERNS: dict[str, str] = {
     "tok": r"<[A-Z_]+_[0-9a-f]{8}>",
     # secret_field in free text: ``password=…``, ``"api_key": "…"``,
     # ``Authorization: Bearer …``; anchored at the secret word, the handler
     # reads the whole field name back to its start and applies SECRET_KEYS.
-    "kv": r"(?P<kv_key>[AaCcPpSsTt](?:(?<=[Pp])(?i:assw(?:or)?d|rivate[-_]?key)|(?<=[Ss])(?i:ecret)"
+    # The look-behind after the first letter keeps a secret word inside a longer word (``mytoken``,
+    # ``FOOTOKEN``) from starting a match that the Python check would refuse after the value was
+    # read (a line of them was quadratic); camelCase (``accessToken``) and ``_``/``-`` still start one.
+    "kv": r"(?P<kv_key>[AaCcPpSsTt](?:(?<![^\W_].)|(?<=[a-z0-9][ACPST]))(?:(?<=[Pp])(?i:assw(?:or)?d|rivate[-_]?key)|(?<=[Ss])(?i:ecret)"
           r"|(?<=[Tt])(?i:oken)|(?<=[Aa])(?i:pi[-_]?key|uthorization)|(?<=[Cc])(?i:ookie)))(?![\w-])" + VALUE,
     # URL credentials: scheme://user:PASSWORD@host
     "ui": r"""://(?<=[A-Za-z0-9+.-]://)[^\s/:@<>"']+:(?P<ui_pw>[^\s/@<>"']+)@""",
@@ -118,9 +138,10 @@ RULE_PATTERNS: dict[str, str] = {
           r"""|x-goog-credential|signature|sig)=(?P<sg_v>[^&\s#"'<>]+)""",
     # api_key: PEM private keys (a truncated one to the end of its base64) and
     # well-known key prefixes; the boundary before a key is checked in Python.
-    "pem": r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-           r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\]*)",
-    "ak": AK,
+    # The block's end is found by ``PEM_END`` (searched once per string, not once per BEGIN: a
+    # lazy ``[\s\S]*?-----END`` rescanned the rest of the text for every unterminated BEGIN).
+    "pem": r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----",
+    "ak": AK_TEXT,
     # bearer: a letters-only word after "Bearer" must be 20+ long, so prose
     # ("Bearer authentication") stays; "Basic" is checked to decode to user:pass.
     "br": r"[Bb](?<![\w-][Bb])(?i:earer)[ \t]+(?P<br_v>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-]|[A-Za-z0-9._~+/=-]{20})"
@@ -199,13 +220,16 @@ def finder(pattern: re.Pattern[str]) -> Find:
 
 
 def finder_in(found: list[tuple[int, int, str]]) -> Find:
-    """A finder over matches computed beforehand: (start, (end, value)) of the first at ``pos`` or later."""
+    """A finder over matches computed beforehand (sorted by start): (start, (end, value)) of the first
+    at ``pos`` or later; a binary search, so many matches in one string cost n log n, not n²."""
+    starts = [f[0] for f in found]
 
     def find(s: str, pos: int) -> tuple[int, Any] | None:
-        for start, end, value in found:
-            if start >= pos:
-                return start, (end, value)
-        return None
+        i = bisect.bisect_left(starts, pos)
+        if i == len(found):
+            return None
+        start, end, value = found[i]
+        return start, (end, value)
 
     return find
 
