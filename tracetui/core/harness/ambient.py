@@ -280,8 +280,7 @@ class HarnessSession:
             if self.isolation is not None:
                 header["network_isolation"] = self.isolation
         header["normalization"] = normalization_notes(self.redactor, self.seed)
-        header["redaction"] = {"rules": list(self.redactor.rules), "key_id": self.redactor.key_id,
-                               "fired": dict(self.redactor.fired)}
+        header["redaction"] = self.redactor.record()
         self._header = header
         self._writer.header(header)
         self._root_start = engine.timer()

@@ -82,6 +82,7 @@ from tracetui.core.harness.redact_tokens import (
     StableTokens,
     load_key,
 )
+from tracetui.core.harness.redact_config import RedactionConfigError, UserRules, UserRuleScan, load_user_rules
 from tracetui.core.harness.redact_walk import ValueWalk
 
 JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
@@ -89,12 +90,12 @@ JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
 
 __all__ = [
     "DEFAULT_KEY_PATH", "KEY_ENV", "KEY_FILE_ENV", "MIN_KEY_CHARS", "RULES", "SECRET_KEYS", "TOKEN_RE",
-    "RedactionError", "RedactionKeyError", "RedactionKeyMissing", "Redactor", "StableTokens", "UnknownRule",
-    "UnsupportedValue", "load_key", "normalise_field", "project_redactor",
+    "RedactionConfigError", "RedactionError", "RedactionKeyError", "RedactionKeyMissing", "Redactor", "StableTokens", "UnknownRule",
+    "UnsupportedValue", "UserRules", "load_user_rules", "load_key", "normalise_field", "project_redactor",
 ]
 
 
-class Redactor(ValueWalk):
+class Redactor(UserRuleScan, ValueWalk):
     """Replaces PII and secrets in recorded values with stable typed tokens.
 
     One instance per recording (its ``fired`` counts feed the header); tokens
@@ -108,6 +109,8 @@ class Redactor(ValueWalk):
             ``"name": "value"`` / ``name=value`` inside its strings. A single
             string is read as one field name.
         rules: The rules to run, a subset of ``RULES`` (default: all).
+        user_rules: The project's own rules (``load_user_rules``: more secret field names, patterns
+            of their own, an allow-list); they run with any ``rules``.
 
     Raises:
         UnknownRule: a name in ``rules`` is not in ``RULES`` (also a ``ValueError``).
@@ -130,6 +133,7 @@ class Redactor(ValueWalk):
         *,
         sensitive_fields: Mapping[str, Iterable[str]] | None = None,
         rules: Iterable[str] | None = None,
+        user_rules: UserRules | None = None,
     ) -> None:
         self._stable = StableTokens(key)
         self.key_id: str = self._stable.key_id
@@ -142,8 +146,14 @@ class Redactor(ValueWalk):
                 if r not in RULES:
                     raise UnknownRule(str(r))
                 chosen.add(r)
-        self.rules: tuple[str, ...] = tuple(r for r in RULES if r in chosen)
-        """Rules that run, in ``RULES`` order."""
+        user = user_rules if user_rules is not None else UserRules()
+        self.user_rules = user
+        self.rules: tuple[str, ...] = tuple(r for r in RULES if r in chosen) + tuple(n for n, _ in user.patterns)
+        """Rules that run, in ``RULES`` order, then the user's patterns by name."""
+        self._extra_fields = frozenset(normalise_field(f) for f in user.fields)
+        self._extra_text = Sensitive(self._extra_fields) if self._extra_fields and "secret_field" in chosen else None
+        self._allow = user.allow
+        self._last_rule = ""
         self._on = {name: PATTERN_RULE[name] in chosen for name in PATTERN_RULE}
         self._secret_on = "secret_field" in chosen
         self._sensitive_on = "sensitive_field" in chosen
@@ -187,14 +197,26 @@ class Redactor(ValueWalk):
             "ph": (f(c["ph"]), self._on_ph),
             "cd": (f(c["cd"]), self._on_cd),
         }
+        self._user_names = []
+        for name, rx in user.patterns:
+            self._rules["u:" + name] = (f(rx), self._user_handler(name, rx))
+            self._user_names.append("u:" + name)
 
     def __repr__(self) -> str:
         return f"Redactor(key_id={self.key_id!r}, rules={self.rules!r})"
 
     @property
     def fired(self) -> dict[str, int]:
-        """Rule -> values replaced so far (rules that fired only, ``RULES`` order); a copy."""
-        return {r: self._counts[r] for r in RULES if r in self._counts}
+        """Rule -> values replaced so far (rules that fired only, ``rules`` order); a copy."""
+        return {r: self._counts[r] for r in self.rules if r in self._counts}
+
+    def record(self) -> dict[str, Any]:
+        """What a header says of the redaction: ``{"rules": [...], "key_id": ..., "fired": {...}}``, plus
+        ``user_rules`` (12 hex digits over the project's own rules as written) when there are any."""
+        out: dict[str, Any] = {"rules": list(self.rules), "key_id": self.key_id, "fired": self.fired}
+        if self.user_rules:
+            out["user_rules"] = self.user_rules.digest
+        return out
 
     # ------------------------------------------------------------------ tokens
 
@@ -208,6 +230,7 @@ class Redactor(ValueWalk):
 
     def _fire(self, rule: str, kind: str, norm: str) -> str:
         self._counts[rule] = self._counts.get(rule, 0) + 1
+        self._last_rule = rule
         return self._stable.normalised(kind, norm)
 
     # ------------------------------------------------------------------ text
@@ -237,10 +260,12 @@ class Redactor(ValueWalk):
     def _text(self, s: str) -> str:
         if len(s) < self._min_len:
             return s
+        if self._extra_text is not None:
+            s = self._sensitive_text(s, self._extra_text, "secret_field", "secret")
         learned = self._learned_matches(s) if self._learned_by_word else None
         low = s.lower()
         digits = DIGITS.search(s) is not None
-        if not digits and not learned and PRE.search(low) is None:
+        if not digits and not learned and not self._user_names and PRE.search(low) is None:
             return s
         on = self._on
         names = []
@@ -275,6 +300,7 @@ class Redactor(ValueWalk):
                 names.append("ph")
             if on["cd"]:
                 names.append("cd")
+        names += self._user_names
         if (not names or names == ["tok"]) and not learned:
             return s
         rules = [self._rules[n] for n in names]
@@ -303,6 +329,8 @@ class Redactor(ValueWalk):
                     nxt = find(s, start + 1)
                 else:
                     end, rep = done
+                    if self._allow and rep != s[start:end]:
+                        rep = self._keep_allowed(s, start, end, rep)
                     if rep != s[start:end]:
                         out.append(s[copied:start])
                         out.append(rep)
@@ -560,8 +588,11 @@ def project_redactor(key_file: str | None = None, *, create: bool = False,
     (values the agent adds itself will not match tokens made with the project key); otherwise it
     is None.
 
+    The project's own rules (``[tool.tracetui.redaction]``, ``load_user_rules``) run too.
+
     Raises:
         RedactionKeyError: an explicit ``key_file`` (or key variable) is missing or unusable.
+        RedactionConfigError: the project's redaction rules are malformed (file and key named).
     """
     try:
         key, _source = load_key(key_file, create=create)
@@ -570,5 +601,5 @@ def project_redactor(key_file: str | None = None, *, create: bool = False,
             raise
         note = (f"{exc} Using a one-off key: values the agent adds itself will not match tokens made with the "
                 "project key" + (f" (the recording was redacted with key {recorded_key})" if recorded_key else ""))
-        return Redactor(os.urandom(32), sensitive_fields=sensitive_fields), note
-    return Redactor(key, sensitive_fields=sensitive_fields), None
+        return Redactor(os.urandom(32), sensitive_fields=sensitive_fields, user_rules=load_user_rules()), note
+    return Redactor(key, sensitive_fields=sensitive_fields, user_rules=load_user_rules()), None

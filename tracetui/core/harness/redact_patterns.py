@@ -267,12 +267,14 @@ def normalise_field(name: str) -> str:
     return _CAMEL.sub("_", name).lower().replace("-", "_")
 
 
-def is_secret_field(norm: str) -> bool:
-    if norm in SECRET_KEYS:
+def is_secret_field(norm: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether a normalised field name is, or ends in ``_`` + , a name of ``SECRET_KEYS`` or ``extra``."""
+    if norm in SECRET_KEYS or norm in extra:
         return True
     i = norm.rfind("_")
     while i > 0:
-        if norm[i + 1:] in SECRET_KEYS:
+        tail = norm[i + 1:]
+        if tail in SECRET_KEYS or tail in extra:
             return True
         i = norm.rfind("_", 0, i)
     return False
