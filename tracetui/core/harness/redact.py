@@ -84,6 +84,7 @@ from tracetui.core.harness.redact_tokens import (
 )
 from tracetui.core.harness.redact_config import RedactionConfigError, UserRules, UserRuleScan, load_user_rules
 from tracetui.core.harness.redact_walk import ValueWalk
+from tracetui.core.harness.redact_wrapped import B64_MIN_TEXT, B64_RUN, WrappedScan
 
 JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
 """A string ``json.dumps`` writes unchanged when it is ASCII (no quote, backslash or control character)."""
@@ -95,7 +96,7 @@ __all__ = [
 ]
 
 
-class Redactor(UserRuleScan, ValueWalk):
+class Redactor(UserRuleScan, WrappedScan, ValueWalk):
     """Replaces PII and secrets in recorded values with stable typed tokens.
 
     One instance per recording (its ``fired`` counts feed the header); tokens
@@ -196,6 +197,7 @@ class Redactor(UserRuleScan, ValueWalk):
             "em": (find_email, self._on_em),
             "ph": (f(c["ph"]), self._on_ph),
             "cd": (f(c["cd"]), self._on_cd),
+            "b64": (f(B64_RUN), self._on_b64),
         }
         self._user_names = []
         for name, rx in user.patterns:
@@ -265,7 +267,8 @@ class Redactor(UserRuleScan, ValueWalk):
         learned = self._learned_matches(s) if self._learned_by_word else None
         low = s.lower()
         digits = DIGITS.search(s) is not None
-        if not digits and not learned and not self._user_names and PRE.search(low) is None:
+        b64 = len(s) >= B64_MIN_TEXT and B64_RUN.search(s) is not None
+        if not digits and not learned and not b64 and not self._user_names and PRE.search(low) is None:
             return s
         on = self._on
         names = []
@@ -300,6 +303,8 @@ class Redactor(UserRuleScan, ValueWalk):
                 names.append("ph")
             if on["cd"]:
                 names.append("cd")
+        if b64:
+            names.append("b64")
         names += self._user_names
         if (not names or names == ["tok"]) and not learned:
             return s
@@ -548,7 +553,9 @@ class Redactor(UserRuleScan, ValueWalk):
                 count -= len(groups.pop().group().strip("()"))
             end = start + groups[-1].end()
             g = g[:groups[-1].end()]
-        if not 9 <= count <= 15:
+        if count == 8 and g[0] == "+" and len(groups) > 2 and all(len(x.group()) >= 3 for x in groups[1:]):
+            pass  # +1-555-0100: a country code and a short number (fictional and short national forms)
+        elif not 9 <= count <= 15:
             return None
         digits = "".join(c for c in g if "0" <= c <= "9")
         return end, self._fire("phone", "phone", "+" + digits if g[0] == "+" else digits)

@@ -186,7 +186,8 @@ PRE = re.compile(
     r"@|://|s(?:ig|ecret|k[-_])|p(?:assw|rivate)|token|a(?:pi[-_]?key|uthoriz|kia|sia|iza)|cookie"
     r"|b(?:earer|asic)|eyj|rk_|x(?:-amz|-goog|ox[abprs]-)|g(?:h[pousr]_|ithub_pat_)|-----begin"
 )
-DIGITS = re.compile(r"[0-9](?:[ ()./-]{0,2}[0-9]){8}")  # 9 digits close together: phone or card
+# 9 digits close together (a phone or a card), or 8 after a "+" (+1-555-0100)
+DIGITS = re.compile(r"[0-9](?:[ ()./-]{0,2}[0-9]){8}|\+[0-9](?:[ ()./-]{0,2}[0-9]){7}")
 
 TOKEN_FULL = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>\Z")
 JWT_FULL = re.compile(JWT + r"\Z")

@@ -242,7 +242,7 @@ def base_header(spec: AgentSpec, redactor: Redactor, run_id: str, trace_id: str,
     if spec.model_info:
         header["model"] = dict(spec.model_info)
     header["tool_schema_hash"] = spec.tool_schema_hash()
-    header["read_tools"] = sorted(spec.read_tools)
+    header["read_tools"] = sorted(redactor.text(t) for t in spec.read_tools)
     header["agent"] = spec.name
     header["agent_ref"] = spec.ref
     header["input"] = red_input
