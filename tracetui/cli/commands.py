@@ -206,9 +206,12 @@ def _convert_redacted(trace: Any, args: argparse.Namespace, err: TextIO) -> tupl
             print(f"tracetui: warning: --no-redact: {n} value{'s' if n != 1 else ''} the redaction rules would have "
                   f"replaced ({_fired_text(probe.fired)}) are written as they are", file=err)
         return list(trace.spans), dict(trace.header), ""
-    from tracetui.cli.harness_cmds import project_redactor_for_cli
+    from tracetui.core.harness.redact import project_redactor
 
-    redactor = project_redactor_for_cli(args.redaction_key_file, None, create=True, err=err)
+    redactor, note = project_redactor(args.redaction_key_file, create=False)
+    if note is not None:  # convert creates no key file: the values are hidden all the same
+        print("tracetui: note: no project redaction key (TRACETUI_REDACTION_KEY, .tracetui/redaction.key; "
+              "`tracetui record` creates one): redacted with a one-off key, whose tokens match no other file", file=err)
     red = redact_trace(trace, redactor)
     order = sorted(range(len(trace.spans)), key=lambda i: trace.spans[i].seq)  # redact_trace's (stable) order
     spans: list[Any] = [None] * len(order)
