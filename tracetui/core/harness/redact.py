@@ -155,6 +155,7 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
         self._extra_text = Sensitive(self._extra_fields) if self._extra_fields and "secret_field" in chosen else None
         self._allow = user.allow
         self._last_rule = ""
+        self._scan_last = -1
         self._on = {name: PATTERN_RULE[name] in chosen for name in PATTERN_RULE}
         self._secret_on = "secret_field" in chosen
         self._sensitive_on = "sensitive_field" in chosen
@@ -329,6 +330,7 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
             if start < last:
                 nxt = find(s, last)
             else:
+                self._scan_last = last  # where the last value replaced in this text ended (``_on_ph``/``_on_cd``)
                 done = handle(s, start, m)
                 if done is None:  # not a match after all: look again one character on
                     nxt = find(s, start + 1)
@@ -542,6 +544,8 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
         return m.end(), self._fire("email", "email", s[start:m.end()].lower())
 
     def _on_ph(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
+        if start > 1 and s[start - 1] in " .-" and "0" <= s[start - 2] <= "9" and self._scan_last != start - 1:
+            return None  # inside a run of digit groups (a table, a date), unless a value just ended there
         g = m.group()
         end = m.end()
         groups = list(PHONE_GROUP.finditer(g))
@@ -561,6 +565,14 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
         return end, self._fire("phone", "phone", "+" + digits if g[0] == "+" else digits)
 
     def _on_cd(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
+        if start > 1 and s[start - 1] in " -" and "0" <= s[start - 2] <= "9" and self._scan_last != start - 1:
+            # inside a run of digit groups (and not right after a value already replaced): a card starts here only when the run before is glued to
+            # a word ("n99 4111…"); looked back at most 24 characters, so a long table stays linear
+            i = start - 2
+            while i > 0 and start - i < 24 and ("0" <= s[i - 1] <= "9" or s[i - 1] in " -"):
+                i -= 1
+            if i == 0 or start - i >= 24 or not WORD_CHAR.match(s, i - 1):
+                return None
         g = m.group()
         groups = [(x.start(), x.end(), x.group()) for x in DIGIT_GROUP.finditer(g)]
         # The longest, then leftmost, run of whole groups that passes Luhn: a

@@ -14,25 +14,12 @@ import re
 from typing import Any, Callable
 
 from tracetui.core.errors import TracetuiError
+from tracetui.core.secret_names import SECRET_KEYS, is_secret_field, normalise_field
+
+__all__ = ["SECRET_KEYS", "is_secret_field", "normalise_field"]  # re-exported (core.secret_names)
 
 RULES: tuple[str, ...] = ("email", "phone", "card", "api_key", "bearer", "secret_field", "sensitive_field")
 """Every rule, in the order they are reported."""
-
-SECRET_KEYS: frozenset[str] = frozenset({
-    "authorization", "proxy_authorization", "password", "passwd", "secret", "client_secret",
-    "api_key", "apikey", "x_api_key", "access_token", "refresh_token", "id_token", "token",
-    "cookie", "set_cookie", "private_key",
-    "passphrase", "pwd", "secret_key", "secret_access_key", "session_id", "otp", "pin", "cvv", "cvc",
-    "connection_string",
-})
-"""Normalised field names whose value is a secret (rule ``secret_field``).
-
-A field name is normalised by splitting camelCase, lower-casing and reading
-``-`` as ``_`` (``X-Api-Key``, ``x_api_key`` and ``xApiKey`` are one name). A
-name is secret when it *is* one of these or *ends* with ``_`` + one of them
-(``session_token``, ``db_password``, ``OPENAI_API_KEY``); ``max_tokens``,
-``token_count`` and ``idempotency_key`` are not.
-"""
 
 TOKEN_RE = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>")
 """A redaction token anywhere in a string; text that holds one is left as it is."""
@@ -157,7 +144,8 @@ RULE_PATTERNS: dict[str, str] = {
     # phone: E.164 after "+", NANP, and 0-prefixed national groupings; never
     # starts or ends inside a longer run of digit groups (a card, a table, a
     # date), nor after a letter, dot, slash or dash (ids, versions, paths).
-    "ph": r"[+(0-9](?<![\w.+/-].)(?<![0-9][ .-].)(?:"
+    # (right after another digit group only where an earlier match ended there: checked in Python)
+    "ph": r"[+(0-9](?<![\w.+/-].)(?:"
           r"(?<=\+)(?P<ph_i>[0-9](?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]))+)"
           r"|(?<=\()[0-9]{3}\)[ ]?[0-9]{3}[ .-][0-9]{4}"
           r"|(?<=1)[ .-]?\([0-9]{3}\)[ ]?[0-9]{3}[ .-][0-9]{4}"
@@ -172,7 +160,9 @@ RULE_PATTERNS: dict[str, str] = {
     # 3, Visa 4, Mastercard 5, Discover/UnionPay 6), which keeps millisecond
     # timestamps and snowflake ids (starting with 1) from becoming cards. Not
     # inside a word on either side: a hex span id ("6374276302398fb9") is no card.
-    "cd": r"[0-9](?<![\w.][0-9])(?<![0-9][ -][0-9])(?:[ -]?[0-9]){12,18}(?!\w|\.[0-9])",
+    # A start right after another digit group is checked in Python (``n99 4111 1111 1111 1111``: the
+    # group before is glued to a word, so the card starts here; ``12 99 4111…`` is one run of groups).
+    "cd": r"[0-9](?<![\w.][0-9])(?:[ -]?[0-9]){12,18}(?!\w|\.[0-9])",
 }
 COMPILED = {name: re.compile(p) for name, p in RULE_PATTERNS.items()}
 PATTERN_RULE = {
@@ -193,7 +183,6 @@ TOKEN_FULL = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>\Z")
 JWT_FULL = re.compile(JWT + r"\Z")
 AK_FULL = re.compile(AK + r"\Z")
 LOCAL_PART = re.compile(r"(?<![\w.%+-])[\w%+-](?:[\w.%+-]*[\w%+-])?\Z")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 DIGIT_GROUP = re.compile(r"[0-9]+")
 PHONE_GROUP = re.compile(r"\([0-9]+\)|[0-9]+")
 EXTEND_LINE = re.compile(r"""[^\r\n"'<>]*""")
@@ -261,24 +250,6 @@ def luhn(digits: str) -> bool:
                 n -= 9
         total += n
     return total % 10 == 0
-
-
-def normalise_field(name: str) -> str:
-    """A field name as rules compare it: camelCase split, lower case, ``-`` read as ``_``."""
-    return _CAMEL.sub("_", name).lower().replace("-", "_")
-
-
-def is_secret_field(norm: str, extra: frozenset[str] = frozenset()) -> bool:
-    """Whether a normalised field name is, or ends in ``_`` + , a name of ``SECRET_KEYS`` or ``extra``."""
-    if norm in SECRET_KEYS or norm in extra:
-        return True
-    i = norm.rfind("_")
-    while i > 0:
-        tail = norm[i + 1:]
-        if tail in SECRET_KEYS or tail in extra:
-            return True
-        i = norm.rfind("_", 0, i)
-    return False
 
 
 class Sensitive:
