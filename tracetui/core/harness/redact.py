@@ -441,9 +441,12 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
         if m.start("kv_dq") >= 0:
             start, end = m.span("kv_dq")
             raw = s[start:end]
-            try:
-                value = json.loads('"' + raw + '"')
-            except ValueError:
+            if "\\" in raw:
+                try:
+                    value = json.loads('"' + raw + '"')
+                except ValueError:
+                    value = raw
+            else:  # nothing escaped: the text is the value
                 value = raw
         elif m.start("kv_eq") >= 0:  # JSON text inside a JSON string: \"key\": \"value\"
             start, end = m.span("kv_eq")
@@ -474,7 +477,7 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
         lo = max(0, start - 64)
         while i > lo and (s[i - 1].isalnum() or s[i - 1] in "_-"):
             i -= 1
-        if not is_secret_field(normalise_field(s[i:m.end("kv_key")])):
+        if not self._field(s[i:m.end("kv_key")])[1]:  # normalised and checked once per name
             return None
         got = self._kv_value(m, s)
         if got is None:
