@@ -5,7 +5,8 @@ agent never meant as data: a password in a URL (``https://user:pass@host``), ``a
 ``x-api-key`` / ``cookie`` header attributes, an ``api_key`` sent in an LLM request body, OAuth
 secrets in a cassette's token exchange. ``mask_spans`` (called once per run by ``readers._finish``,
 for every reader) and ``mask_data`` (called by ``LazySpan`` when it decodes a payload) replace
-them with ``MASK`` — one constant, so a rotated key is no difference between two runs.
+them with ``MASK`` — one constant, so a rotated key is no difference between two runs. A value
+that already is a redaction token (``<SECRET_…>``, a file tracetui wrote) is kept as it is.
 
 Cheap by design, not a redaction (``tracetui.core.harness.redact`` is, before anything is written):
 
@@ -32,6 +33,7 @@ __all__ = ["MASK", "mask_data", "mask_spans", "mask_text"]
 MASK = "<masked>"
 """What a masked credential reads as."""
 
+_TOKEN = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>\Z")  # a redaction token: already hidden, kept as it is
 _USERINFO = re.compile(r"""(?<=://)([^\s/:@<>"']+):([^\s/@<>"']+)@""")
 _KV = re.compile(r"""(?P<k>[A-Za-z][\w.-]{0,63})(?P<sep>["']?\s*[:=]\s*["']?)(?P<v>[^\s"'&,;}]+)""")
 _NESTED = ("params", "request", "headers", "request_headers", "http_headers")
@@ -54,7 +56,7 @@ def mask_text(s: str, *, fields: bool = False) -> str:
     if "://" in s and "@" in s:
         s = _USERINFO.sub(lambda m: f"{m.group(1)}:{MASK}@", s)
     if fields and ("=" in s or ":" in s):
-        s = _KV.sub(lambda m: m.group(0) if not _secret(m.group("k")) or m.group("v") == MASK
+        s = _KV.sub(lambda m: m.group(0) if not _secret(m.group("k")) or m.group("v") == MASK or m.group("v")[:1] == "<"
                     else m.group("k") + m.group("sep") + MASK, s)
     return s
 
@@ -63,7 +65,8 @@ def _flat(d: Mapping[str, Any]) -> dict[str, Any] | None:
     """A masked copy of a flat mapping, or None when nothing in it needs masking."""
     out: dict[str, Any] | None = None
     for k, v in d.items():
-        if type(k) is str and _secret(k) and v not in (None, "", MASK) and not isinstance(v, (bool, dict, list)):
+        if (type(k) is str and _secret(k) and v not in (None, "", MASK) and not isinstance(v, (bool, dict, list))
+                and not (type(v) is str and _TOKEN.match(v))):
             nv: Any = MASK
         elif type(v) is str and "://" in v:
             nv = mask_text(v)
@@ -89,7 +92,8 @@ def _deep(v: Any, depth: int = 0) -> Any:
     if t is dict:
         out = None
         for k, x in v.items():
-            nx = MASK if (type(k) is str and _secret(k) and type(x) in (str, int, float) and x != "") else _deep(x, depth + 1)
+            nx = MASK if (type(k) is str and _secret(k) and type(x) in (str, int, float) and x != ""
+                          and not (type(x) is str and _TOKEN.match(x))) else _deep(x, depth + 1)
             if nx is not x:
                 if out is None:
                     out = dict(v)
