@@ -86,8 +86,10 @@ def test_no_false_positives_on_ids_times_and_versions(r: Redactor, text: str) ->
     assert r.text(text) == text
 
 
-def test_the_new_rules_fire_nowhere_on_the_bundled_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No 8-digit phone and no base64 decode replaces anything in sample_runs/ (real traces)."""
+@pytest.mark.parametrize("where", ["sample_runs", "corpus"])
+def test_the_new_rules_fire_nowhere_on_real_traces(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """No 8-digit phone and no base64 decode replaces anything in sample_runs/ or the shared corpus
+    (real traces: hex ids, timestamps, versions, base64 images)."""
     fired: list[str] = []
     orig_b64 = Redactor._on_b64
 
@@ -101,7 +103,13 @@ def test_the_new_rules_fire_nowhere_on_the_bundled_runs(monkeypatch: pytest.Monk
     red = Redactor(KEY)
     phones: list[str] = []
     n = 0
-    for path in sorted((ROOT / "sample_runs").rglob("*.json*")):
+    if where == "corpus":
+        from tests.corpus import corpus_files
+
+        paths = [p for p in corpus_files() if p.suffix in (".json", ".jsonl", ".yaml", ".yml") and p.stat().st_size < 3_000_000]
+    else:
+        paths = sorted((ROOT / "sample_runs").rglob("*.json*"))
+    for path in paths:
         for line in path.read_text(errors="replace").splitlines():
             for s in re.findall(r'"((?:[^"\\]|\\.){8,})"', line):
                 n += 1
