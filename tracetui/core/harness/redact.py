@@ -39,7 +39,6 @@ from typing import Any
 from tracetui.core.harness.redact_patterns import (
     AK_FULL,
     COMPILED,
-    DIGIT_GROUP,
     DIGITS,
     EXTEND_LINE,
     JWT_FULL,
@@ -51,7 +50,6 @@ from tracetui.core.harness.redact_patterns import (
     PATTERN_RULE,
     PEM_BODY,
     PEM_END,
-    PHONE_GROUP,
     PRE,
     RULES,
     SECRET_KEYS,
@@ -69,7 +67,6 @@ from tracetui.core.harness.redact_patterns import (
     finder,
     finder_in,
     is_secret_field,
-    luhn,
     normalise_field,
 )
 from tracetui.core.harness.redact_tokens import (
@@ -84,6 +81,7 @@ from tracetui.core.harness.redact_tokens import (
 )
 from tracetui.core.harness.redact_config import RedactionConfigError, UserRules, UserRuleScan, load_user_rules
 from tracetui.core.harness.redact_walk import ValueWalk
+from tracetui.core.harness.redact_numbers import NumberRules
 from tracetui.core.harness.redact_wrapped import B64_MIN_TEXT, B64_RUN, WrappedScan
 
 JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
@@ -96,7 +94,7 @@ __all__ = [
 ]
 
 
-class Redactor(UserRuleScan, WrappedScan, ValueWalk):
+class Redactor(UserRuleScan, WrappedScan, NumberRules, ValueWalk):
     """Replaces PII and secrets in recorded values with stable typed tokens.
 
     One instance per recording (its ``fired`` counts feed the header); tokens
@@ -545,57 +543,6 @@ class Redactor(UserRuleScan, WrappedScan, ValueWalk):
 
     def _on_em(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str]:
         return m.end(), self._fire("email", "email", s[start:m.end()].lower())
-
-    def _on_ph(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
-        if start > 1 and s[start - 1] in " .-" and "0" <= s[start - 2] <= "9" and self._scan_last != start - 1:
-            return None  # inside a run of digit groups (a table, a date), unless a value just ended there
-        g = m.group()
-        end = m.end()
-        groups = list(PHONE_GROUP.finditer(g))
-        count = sum(len(x.group().strip("()")) for x in groups)
-        if g[0] == "+":
-            # E.164 allows at most 15 digits: a longer greedy run gives back
-            # trailing groups (a year, a count) untouched.
-            while count > 15 and len(groups) > 1:
-                count -= len(groups.pop().group().strip("()"))
-            end = start + groups[-1].end()
-            g = g[:groups[-1].end()]
-        if count == 8 and g[0] == "+" and len(groups) > 2 and all(len(x.group()) >= 3 for x in groups[1:]):
-            pass  # +1-555-0100: a country code and a short number (fictional and short national forms)
-        elif not 9 <= count <= 15:
-            return None
-        digits = "".join(c for c in g if "0" <= c <= "9")
-        return end, self._fire("phone", "phone", "+" + digits if g[0] == "+" else digits)
-
-    def _on_cd(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
-        if start > 1 and s[start - 1] in " -" and "0" <= s[start - 2] <= "9" and self._scan_last != start - 1:
-            # inside a run of digit groups (and not right after a value already replaced): a card starts here only when the run before is glued to
-            # a word ("n99 4111…"); looked back at most 24 characters, so a long table stays linear
-            i = start - 2
-            while i > 0 and start - i < 24 and ("0" <= s[i - 1] <= "9" or s[i - 1] in " -"):
-                i -= 1
-            if i == 0 or start - i >= 24 or not WORD_CHAR.match(s, i - 1):
-                return None
-        g = m.group()
-        groups = [(x.start(), x.end(), x.group()) for x in DIGIT_GROUP.finditer(g)]
-        # The longest, then leftmost, run of whole groups that passes Luhn: a
-        # card followed by an expiry or preceded by a quantity is still found;
-        # an unbroken digit run is only ever checked whole.
-        windows = []
-        for i in range(len(groups)):
-            n = 0
-            for j in range(i, len(groups)):
-                n += len(groups[j][2])
-                if n > 19:
-                    break
-                if n >= 13:
-                    windows.append((-n, i, j))
-        for _, i, j in sorted(windows):
-            digits = "".join(x[2] for x in groups[i:j + 1])
-            if digits[0] in "23456" and luhn(digits):
-                tok = self._fire("card", "card", digits)
-                return m.end(), g[:groups[i][0]] + tok + g[groups[j][1]:]
-        return None
 
     # ------------------------------------------------------------------ values
 
