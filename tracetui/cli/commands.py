@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import Any, TextIO
@@ -173,11 +174,13 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     trace = read_trace(args.trace, format=args.input_format)
     report_read("input", trace, err, picked=split_run_ref(args.trace)[1] is not None, verbose=args.verbose)
-    header = dict(trace.header)
+    spans, red_header, said = _convert_redacted(trace, args, err)
+    header = dict(red_header)
     if trace.format != "tracetui":  # a tracetui/1 header is kept byte for byte: converting twice changes nothing
         if trace.trace_id is not None:
             header.setdefault("run_id", trace.trace_id)
         header.setdefault("converted_from", {"format": trace.format, "file": os.path.basename(trace.path)})
+    trace = dataclasses.replace(trace, spans=spans)
     if args.out == "-":  # stdout: pipe it on (`tracetui convert X - | jq`)
         from tracetui.core.readers.native import dumps_trace
 
@@ -198,5 +201,45 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise ReadError(args.out, "already exists; pass --force to replace it") from None
     except OSError as exc:
         raise ReadError(args.out, f"cannot be written: {exc.strerror or exc}") from None
-    print(f"tracetui: wrote {len(trace.spans)} spans of run {trace.trace_id or '(unnamed)'} ({trace.format}) to {args.out}", file=err)
+    print(f"tracetui: wrote {len(trace.spans)} spans of run {trace.trace_id or '(unnamed)'} ({trace.format}) to {args.out}"
+          + (f"; {said}" if said else ""), file=err)
     return 0
+
+
+def _convert_redacted(trace: Any, args: argparse.Namespace, err: TextIO) -> tuple[list[Any], dict[str, Any], str]:
+    """The spans and header ``convert`` writes: redacted with the project key and rules (what record
+    writes), or, with ``--no-redact``, as read, after a warning naming how many values the rules
+    would have replaced. Returns (spans in the trace's order, header, what to say)."""
+    from tracetui.core.golden.promote import redact_trace
+    from tracetui.core.harness.redact import Redactor, load_user_rules
+
+    if args.no_redact:
+        probe = Redactor(os.urandom(32), user_rules=load_user_rules())
+        redact_trace(trace, probe)
+        n = sum(probe.fired.values())
+        if n:
+            print(f"tracetui: warning: --no-redact: {n} value{'s' if n != 1 else ''} the redaction rules would have "
+                  f"replaced ({_fired_text(probe.fired)}) are written as they are", file=err)
+        return list(trace.spans), dict(trace.header), ""
+    from tracetui.core.harness.redact import project_redactor
+
+    redactor, note = project_redactor(args.redaction_key_file, create=False)
+    if note is not None:  # convert creates no key file: the values are hidden all the same
+        print("tracetui: note: no project redaction key (TRACETUI_REDACTION_KEY, .tracetui/redaction.key; "
+              "`tracetui record` creates one): redacted with a one-off key, whose tokens match no other file", file=err)
+    red = redact_trace(trace, redactor)
+    order = sorted(range(len(trace.spans)), key=lambda i: trace.spans[i].seq)  # redact_trace's (stable) order
+    spans: list[Any] = [None] * len(order)
+    for i, span in zip(order, red.spans):
+        spans[i] = span
+    header = dict(red.header)
+    if redactor.fired or not isinstance(trace.header.get("redaction"), dict):
+        header["redaction"] = redactor.record()
+    else:  # an already redacted file: nothing new replaced, its record kept (converting twice changes nothing)
+        header["redaction"] = trace.header["redaction"]
+    fired = redactor.fired
+    return spans, header, (f"redacted {_fired_text(fired)} (key {redactor.key_id})" if fired else "")
+
+
+def _fired_text(fired: dict[str, int]) -> str:
+    return ", ".join(f"{rule} x{n}" for rule, n in fired.items())

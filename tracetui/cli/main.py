@@ -134,13 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
         "convert",
         help="write one run of any supported format as tracetui/1 JSONL",
         description="Read one run of TRACE (FILE#RUN, or the first run) and write it to OUT in tracetui's own "
-        "format, atomically. OUT is never overwritten unless --force is given. Converting the output again "
-        "gives the same bytes.",
+        "format, atomically, redacted with the project key and rules as record writes (--no-redact: as read, "
+        "with a warning counting what the rules would have replaced). OUT is never overwritten unless --force is "
+        "given. Converting the output again gives the same bytes.",
     )
     convert.add_argument("trace", metavar="TRACE", help="a trace file, or FILE#RUN")
     convert.add_argument("out", metavar="OUT", help="the tracetui/1 file to write; - writes to stdout")
     _add_input_format(convert, "TRACE")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    convert.add_argument("--no-redact", action="store_true",
+                         help="write the values as read (default: redacted with the project key and rules, as record "
+                              "writes them; a warning says how many values the rules would have replaced)")
+    convert.add_argument("--redaction-key-file", metavar="PATH", help="the project redaction key (docs/redaction.md)")
     from tracetui.cli.harness_cmds import add_parsers
 
     add_parsers(sub)

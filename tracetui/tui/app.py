@@ -8,6 +8,7 @@ and field, never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
 
@@ -368,10 +369,12 @@ class TraceTuiApp(LoadingMixin, WatchMixin, App[int]):
         if outcome is None:
             return
         from tracetui.core.diff.labels import remove_label, save_label, sidecar_path
+        from tracetui.tui.redacting import redacted_label
 
         ref = self.label_ref
         try:
             if outcome.label is not None:
+                outcome = dataclasses.replace(outcome, label=redacted_label(outcome.label))  # the note as record writes it
                 save_label(ref, outcome.label)
                 self.labels[outcome.label.key] = outcome.label
                 self.notify(f"{outcome.label.label} saved to {os.path.basename(sidecar_path(ref))}", title="label",

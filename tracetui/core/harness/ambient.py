@@ -288,8 +288,7 @@ class HarnessSession:
             if self.isolation is not None:
                 header["network_isolation"] = self.isolation
         header["normalization"] = normalization_notes(self.redactor, self.seed)
-        header["redaction"] = {"rules": list(self.redactor.rules), "key_id": self.redactor.key_id,
-                               "fired": dict(self.redactor.fired)}
+        header["redaction"] = self.redactor.record()
         self._header = header
         self._writer.header(header)
         self._root_start = engine.timer()
@@ -353,13 +352,14 @@ class HarnessSession:
     def _end_header(self) -> dict[str, Any]:
         tools = {**_DECLARED_TOOLS, **self._tools_seen}
         reads = sorted(name for name in tools if self.is_read(name))
-        per_tool = {name: hashlib.sha256(canonical_json(schema)).hexdigest()[:16] for name, schema in tools.items()}
-        more: dict[str, Any] = {"read_tools": sorted(set(reads) | self._explicit_reads),
+        per_tool = {self.redactor.text(name): hashlib.sha256(canonical_json(schema)).hexdigest()[:16]
+                    for name, schema in tools.items()}
+        more: dict[str, Any] = {"read_tools": sorted({self.redactor.text(t) for t in set(reads) | self._explicit_reads}),
                                 "tool_schema_hash": hashlib.sha256(canonical_json(
                                     {"tools": tools, "read_tools": reads})).hexdigest()[:16],
                                 "tool_schemas": per_tool}
         if self._hinted:
-            more["hinted_read_tools"] = sorted(self._hinted)
+            more["hinted_read_tools"] = sorted(self.redactor.text(t) for t in self._hinted)
         if self._system_prompts:
             more["prompt_hash"] = hashlib.sha256(canonical_json(list(self._system_prompts))).hexdigest()[:16]
         if self.recording is not None:

@@ -190,10 +190,14 @@ class Session(LlmCalls):
                                f"(or one plain string), not {type(args).__name__}")
         span_id, seq, start = self._open()
         red_args = self.redactor.value(dict(args) if isinstance(args, Mapping) else args, tool=name)
+        # The name is written (span name, tool_name, the header's read_tools) under the same rules as
+        # every other value, as promote writes it: the agent's own registry keeps the raw name.
+        raw_name, name = name, self.redactor.text(name)
         key = self._match_key(name, red_args)
         # Fail closed: a tool is a write unless the agent declares it a read AND the recording does
         # not hold it as a write (a write is never sent live, whatever the mode).
-        write = not self.is_read(name) or (self.cassette is not None and name in self.cassette.writes)
+        write = not (self.is_read(raw_name) or self.is_read(name)) or (
+            self.cassette is not None and name in self.cassette.writes)
         if write and idempotency_key is None and isinstance(args, Mapping):
             idem = args.get("idempotency_key")
             idempotency_key = idem if isinstance(idem, str) else None
@@ -201,7 +205,7 @@ class Session(LlmCalls):
                                 "effect": "write" if write else "read",
                                 "mode": "live" if self.mode == "record" else "replay"}
         self.outcome.path.append((name, key))
-        fn = self.spec.tools.get(name)
+        fn = self.spec.tools.get(raw_name)
         if live is None and fn is not None:
             live = (lambda: fn(args)) if isinstance(args, str) else (lambda: fn(**args))  # noqa: E731
         if self.mode == "record":

@@ -39,7 +39,6 @@ from typing import Any
 from tracetui.core.harness.redact_patterns import (
     AK_FULL,
     COMPILED,
-    DIGIT_GROUP,
     DIGITS,
     EXTEND_LINE,
     JWT_FULL,
@@ -49,7 +48,8 @@ from tracetui.core.harness.redact_patterns import (
     LETTER,
     MIN_LEN,
     PATTERN_RULE,
-    PHONE_GROUP,
+    PEM_BODY,
+    PEM_END,
     PRE,
     RULES,
     SECRET_KEYS,
@@ -67,7 +67,6 @@ from tracetui.core.harness.redact_patterns import (
     finder,
     finder_in,
     is_secret_field,
-    luhn,
     normalise_field,
 )
 from tracetui.core.harness.redact_tokens import (
@@ -80,16 +79,22 @@ from tracetui.core.harness.redact_tokens import (
     StableTokens,
     load_key,
 )
+from tracetui.core.harness.redact_config import RedactionConfigError, UserRules, UserRuleScan, load_user_rules
 from tracetui.core.harness.redact_walk import ValueWalk
+from tracetui.core.harness.redact_numbers import NumberRules
+from tracetui.core.harness.redact_wrapped import B64_MIN_TEXT, B64_RUN, WrappedScan
+
+JSON_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*\Z')
+"""A string ``json.dumps`` writes unchanged when it is ASCII (no quote, backslash or control character)."""
 
 __all__ = [
     "DEFAULT_KEY_PATH", "KEY_ENV", "KEY_FILE_ENV", "MIN_KEY_CHARS", "RULES", "SECRET_KEYS", "TOKEN_RE",
-    "RedactionError", "RedactionKeyError", "RedactionKeyMissing", "Redactor", "StableTokens", "UnknownRule",
-    "UnsupportedValue", "load_key", "normalise_field", "project_redactor",
+    "RedactionConfigError", "RedactionError", "RedactionKeyError", "RedactionKeyMissing", "Redactor", "StableTokens", "UnknownRule",
+    "UnsupportedValue", "UserRules", "load_user_rules", "load_key", "normalise_field", "project_redactor",
 ]
 
 
-class Redactor(ValueWalk):
+class Redactor(UserRuleScan, WrappedScan, NumberRules, ValueWalk):
     """Replaces PII and secrets in recorded values with stable typed tokens.
 
     One instance per recording (its ``fired`` counts feed the header); tokens
@@ -103,6 +108,8 @@ class Redactor(ValueWalk):
             ``"name": "value"`` / ``name=value`` inside its strings. A single
             string is read as one field name.
         rules: The rules to run, a subset of ``RULES`` (default: all).
+        user_rules: The project's own rules (``load_user_rules``: more secret field names, patterns
+            of their own, an allow-list); they run with any ``rules``.
 
     Raises:
         UnknownRule: a name in ``rules`` is not in ``RULES`` (also a ``ValueError``).
@@ -125,6 +132,7 @@ class Redactor(ValueWalk):
         *,
         sensitive_fields: Mapping[str, Iterable[str]] | None = None,
         rules: Iterable[str] | None = None,
+        user_rules: UserRules | None = None,
     ) -> None:
         self._stable = StableTokens(key)
         self.key_id: str = self._stable.key_id
@@ -137,8 +145,15 @@ class Redactor(ValueWalk):
                 if r not in RULES:
                     raise UnknownRule(str(r))
                 chosen.add(r)
-        self.rules: tuple[str, ...] = tuple(r for r in RULES if r in chosen)
-        """Rules that run, in ``RULES`` order."""
+        user = user_rules if user_rules is not None else UserRules()
+        self.user_rules = user
+        self.rules: tuple[str, ...] = tuple(r for r in RULES if r in chosen) + tuple(n for n, _ in user.patterns)
+        """Rules that run, in ``RULES`` order, then the user's patterns by name."""
+        self._extra_fields = frozenset(normalise_field(f) for f in user.fields)
+        self._extra_text = Sensitive(self._extra_fields) if self._extra_fields and "secret_field" in chosen else None
+        self._allow = user.allow
+        self._last_rule = ""
+        self._scan_last = -1
         self._on = {name: PATTERN_RULE[name] in chosen for name in PATTERN_RULE}
         self._secret_on = "secret_field" in chosen
         self._sensitive_on = "sensitive_field" in chosen
@@ -164,6 +179,7 @@ class Redactor(ValueWalk):
         # first word -> [(-length, offset of that word in the value, values)], longest first
         self._learned_by_word: dict[str, list[tuple[int, int, set[str]]]] = {}
         self._min_len = MIN_LEN
+        self._pem_end: tuple[str | None, int, re.Match[str] | None] = (None, 0, None)
         f = finder
         c = COMPILED
         # priority order: at one position the first rule listed wins
@@ -180,15 +196,28 @@ class Redactor(ValueWalk):
             "em": (find_email, self._on_em),
             "ph": (f(c["ph"]), self._on_ph),
             "cd": (f(c["cd"]), self._on_cd),
+            "b64": (f(B64_RUN), self._on_b64),
         }
+        self._user_names = []
+        for name, rx in user.patterns:
+            self._rules["u:" + name] = (f(rx), self._user_handler(name, rx))
+            self._user_names.append("u:" + name)
 
     def __repr__(self) -> str:
         return f"Redactor(key_id={self.key_id!r}, rules={self.rules!r})"
 
     @property
     def fired(self) -> dict[str, int]:
-        """Rule -> values replaced so far (rules that fired only, ``RULES`` order); a copy."""
-        return {r: self._counts[r] for r in RULES if r in self._counts}
+        """Rule -> values replaced so far (rules that fired only, ``rules`` order); a copy."""
+        return {r: self._counts[r] for r in self.rules if r in self._counts}
+
+    def record(self) -> dict[str, Any]:
+        """What a header says of the redaction: ``{"rules": [...], "key_id": ..., "fired": {...}}``, plus
+        ``user_rules`` (12 hex digits over the project's own rules as written) when there are any."""
+        out: dict[str, Any] = {"rules": list(self.rules), "key_id": self.key_id, "fired": self.fired}
+        if self.user_rules:
+            out["user_rules"] = self.user_rules.digest
+        return out
 
     # ------------------------------------------------------------------ tokens
 
@@ -202,6 +231,7 @@ class Redactor(ValueWalk):
 
     def _fire(self, rule: str, kind: str, norm: str) -> str:
         self._counts[rule] = self._counts.get(rule, 0) + 1
+        self._last_rule = rule
         return self._stable.normalised(kind, norm)
 
     # ------------------------------------------------------------------ text
@@ -231,10 +261,13 @@ class Redactor(ValueWalk):
     def _text(self, s: str) -> str:
         if len(s) < self._min_len:
             return s
+        if self._extra_text is not None:
+            s = self._sensitive_text(s, self._extra_text, "secret_field", "secret")
         learned = self._learned_matches(s) if self._learned_by_word else None
         low = s.lower()
         digits = DIGITS.search(s) is not None
-        if not digits and not learned and PRE.search(low) is None:
+        b64 = len(s) >= B64_MIN_TEXT and B64_RUN.search(s) is not None
+        if not digits and not learned and not b64 and not self._user_names and PRE.search(low) is None:
             return s
         on = self._on
         names = []
@@ -259,6 +292,7 @@ class Redactor(ValueWalk):
             names.append("jwt")
         if on["ak"] and (
             "sk-" in s or "k_" in s or "AKIA" in s or "ASIA" in s or "AIza" in s or "gh" in s or "xox" in s
+            or "github_pat_" in s
         ):
             names.append("ak")
         if on["em"] and "@" in s:
@@ -268,6 +302,9 @@ class Redactor(ValueWalk):
                 names.append("ph")
             if on["cd"]:
                 names.append("cd")
+        if b64:
+            names.append("b64")
+        names += self._user_names
         if (not names or names == ["tok"]) and not learned:
             return s
         rules = [self._rules[n] for n in names]
@@ -291,11 +328,14 @@ class Redactor(ValueWalk):
             if start < last:
                 nxt = find(s, last)
             else:
+                self._scan_last = last  # where the last value replaced in this text ended (``_on_ph``/``_on_cd``)
                 done = handle(s, start, m)
                 if done is None:  # not a match after all: look again one character on
                     nxt = find(s, start + 1)
                 else:
                     end, rep = done
+                    if self._allow and rep != s[start:end]:
+                        rep = self._keep_allowed(s, start, end, rep)
                     if rep != s[start:end]:
                         out.append(s[copied:start])
                         out.append(rep)
@@ -325,6 +365,8 @@ class Redactor(ValueWalk):
         if TOKEN_RE.search(value):
             return
         self._index_learned(value, rule, kind)
+        if value.isascii() and JSON_PLAIN.match(value):
+            return  # JSON text holds it as it is: no escaped forms to remember
         # The same value as it appears inside JSON text an agent built itself (json.dumps escapes
         # quotes and backslashes, and non-ASCII characters by default), once or twice encoded:
         # each form maps to the raw value's token.
@@ -397,9 +439,12 @@ class Redactor(ValueWalk):
         if m.start("kv_dq") >= 0:
             start, end = m.span("kv_dq")
             raw = s[start:end]
-            try:
-                value = json.loads('"' + raw + '"')
-            except ValueError:
+            if "\\" in raw:
+                try:
+                    value = json.loads('"' + raw + '"')
+                except ValueError:
+                    value = raw
+            else:  # nothing escaped: the text is the value
                 value = raw
         elif m.start("kv_eq") >= 0:  # JSON text inside a JSON string: \"key\": \"value\"
             start, end = m.span("kv_eq")
@@ -430,7 +475,7 @@ class Redactor(ValueWalk):
         lo = max(0, start - 64)
         while i > lo and (s[i - 1].isalnum() or s[i - 1] in "_-"):
             i -= 1
-        if not is_secret_field(normalise_field(s[i:m.end("kv_key")])):
+        if not self._field(s[i:m.end("kv_key")])[1]:  # normalised and checked once per name
             return None
         got = self._kv_value(m, s)
         if got is None:
@@ -450,7 +495,21 @@ class Redactor(ValueWalk):
         return vend, s[start:vstart] + self._fire("secret_field", "secret", m.group("sg_v"))
 
     def _on_pem(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str]:
-        return m.end(), self._fire("api_key", "private_key", m.group())
+        # The first END after this BEGIN; one search serves every BEGIN before that END (and a
+        # search that found none serves every later BEGIN), so repeated blocks cost linear time.
+        after = m.end()
+        cached = self._pem_end
+        if cached[0] is s and cached[1] <= after and (cached[2] is None or cached[2].start() >= after):
+            end_m = cached[2]
+        else:
+            end_m = PEM_END.search(s, after)
+            self._pem_end = (s, after, end_m)
+        if end_m is not None:
+            end = end_m.end()
+        else:  # truncated: its whole base64 body goes
+            body = PEM_BODY.match(s, after)
+            end = body.end() if body is not None else after
+        return end, self._fire("api_key", "private_key", s[start:end])
 
     def _on_ak(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
         if start and (s[start - 1].isalnum() or s[start - 1] in "_-"):
@@ -485,45 +544,6 @@ class Redactor(ValueWalk):
     def _on_em(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str]:
         return m.end(), self._fire("email", "email", s[start:m.end()].lower())
 
-    def _on_ph(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
-        g = m.group()
-        end = m.end()
-        groups = list(PHONE_GROUP.finditer(g))
-        count = sum(len(x.group().strip("()")) for x in groups)
-        if g[0] == "+":
-            # E.164 allows at most 15 digits: a longer greedy run gives back
-            # trailing groups (a year, a count) untouched.
-            while count > 15 and len(groups) > 1:
-                count -= len(groups.pop().group().strip("()"))
-            end = start + groups[-1].end()
-            g = g[:groups[-1].end()]
-        if not 9 <= count <= 15:
-            return None
-        digits = "".join(c for c in g if "0" <= c <= "9")
-        return end, self._fire("phone", "phone", "+" + digits if g[0] == "+" else digits)
-
-    def _on_cd(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
-        g = m.group()
-        groups = [(x.start(), x.end(), x.group()) for x in DIGIT_GROUP.finditer(g)]
-        # The longest, then leftmost, run of whole groups that passes Luhn: a
-        # card followed by an expiry or preceded by a quantity is still found;
-        # an unbroken digit run is only ever checked whole.
-        windows = []
-        for i in range(len(groups)):
-            n = 0
-            for j in range(i, len(groups)):
-                n += len(groups[j][2])
-                if n > 19:
-                    break
-                if n >= 13:
-                    windows.append((-n, i, j))
-        for _, i, j in sorted(windows):
-            digits = "".join(x[2] for x in groups[i:j + 1])
-            if digits[0] in "23456" and luhn(digits):
-                tok = self._fire("card", "card", digits)
-                return m.end(), g[:groups[i][0]] + tok + g[groups[j][1]:]
-        return None
-
     # ------------------------------------------------------------------ values
 
 
@@ -537,8 +557,11 @@ def project_redactor(key_file: str | None = None, *, create: bool = False,
     (values the agent adds itself will not match tokens made with the project key); otherwise it
     is None.
 
+    The project's own rules (``[tool.tracetui.redaction]``, ``load_user_rules``) run too.
+
     Raises:
         RedactionKeyError: an explicit ``key_file`` (or key variable) is missing or unusable.
+        RedactionConfigError: the project's redaction rules are malformed (file and key named).
     """
     try:
         key, _source = load_key(key_file, create=create)
@@ -547,5 +570,5 @@ def project_redactor(key_file: str | None = None, *, create: bool = False,
             raise
         note = (f"{exc} Using a one-off key: values the agent adds itself will not match tokens made with the "
                 "project key" + (f" (the recording was redacted with key {recorded_key})" if recorded_key else ""))
-        return Redactor(os.urandom(32), sensitive_fields=sensitive_fields), note
-    return Redactor(key, sensitive_fields=sensitive_fields), None
+        return Redactor(os.urandom(32), sensitive_fields=sensitive_fields, user_rules=load_user_rules()), note
+    return Redactor(key, sensitive_fields=sensitive_fields, user_rules=load_user_rules()), None

@@ -9,29 +9,17 @@ rule runs. ``Sensitive`` is one tool's declared fields as a matcher. The ``Redac
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Callable
 
 from tracetui.core.errors import TracetuiError
+from tracetui.core.secret_names import SECRET_KEYS, is_secret_field, normalise_field
+
+__all__ = ["SECRET_KEYS", "is_secret_field", "normalise_field"]  # re-exported (core.secret_names)
 
 RULES: tuple[str, ...] = ("email", "phone", "card", "api_key", "bearer", "secret_field", "sensitive_field")
 """Every rule, in the order they are reported."""
-
-SECRET_KEYS: frozenset[str] = frozenset({
-    "authorization", "proxy_authorization", "password", "passwd", "secret", "client_secret",
-    "api_key", "apikey", "x_api_key", "access_token", "refresh_token", "id_token", "token",
-    "cookie", "set_cookie", "private_key",
-    "passphrase", "pwd", "secret_key", "secret_access_key", "session_id", "otp", "pin", "cvv", "cvc",
-    "connection_string",
-})
-"""Normalised field names whose value is a secret (rule ``secret_field``).
-
-A field name is normalised by splitting camelCase, lower-casing and reading
-``-`` as ``_`` (``X-Api-Key``, ``x_api_key`` and ``xApiKey`` are one name). A
-name is secret when it *is* one of these or *ends* with ``_`` + one of them
-(``session_token``, ``db_password``, ``OPENAI_API_KEY``); ``max_tokens``,
-``token_count`` and ``idempotency_key`` are not.
-"""
 
 TOKEN_RE = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>")
 """A redaction token anywhere in a string; text that holds one is left as it is."""
@@ -88,7 +76,7 @@ class UnsupportedValue(RedactionError, TypeError):
 VALUE = (
     r"""\\?["']?[ \t]*[:=][ \t]*(?:"""
     r'''"(?P<kv_dq>(?:[^"\\\r\n]|\\.)*)(?:"|(?=[\r\n])|\Z)'''
-    r'''|\\"(?P<kv_eq>(?:[^"\\\r\n]|\\\\\\"|\\[^"\r\n])*)\\"'''
+    r'''|\\"(?P<kv_eq>(?:[^"\\\r\n]|\\\\\\"|\\[^"\r\n])*)(?:\\"|)'''
     r"""|'(?P<kv_sq>[^'\r\n]*)'"""
     r"""|(?P<kv_uq>(?!(?:null|true|false)(?![\w-]))[^\s"'&,;<>{}\[\]()\\=][^\s"'&,;<>{}\[\])]*))"""
 )
@@ -103,13 +91,32 @@ AK = (
     r"|[sr]k_live_[0-9A-Za-z]{10,}|sk_test_[0-9A-Za-z]{10,}"
     r")(?![A-Za-z0-9_-])"
 )
+# In free text a key starts a run of key characters: the first character is consumed, then the
+# look-behind refuses a start inside a run, so ``sk-sk-sk-…`` is tried once, not at every ``sk-``.
+AK_TEXT = (
+    r"[sAgxr](?<![A-Za-z0-9_-][sAgxr])(?:"
+    r"(?<=s)k-ant-[A-Za-z0-9_-]{20,}"
+    r"|(?<=s)k-(?:proj-)?(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,}"
+    r"|(?<=A)(?:KIA|SIA)[0-9A-Z]{16}"
+    r"|(?<=A)Iza[0-9A-Za-z_-]{35}"
+    r"|(?<=g)h[pousr]_[A-Za-z0-9]{36,}"
+    r"|(?<=g)ithub_pat_[A-Za-z0-9_]{22,}"
+    r"|(?<=x)ox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|(?<=[sr])k_live_[0-9A-Za-z]{10,}|(?<=s)k_test_[0-9A-Za-z]{10,}"
+    r")(?![A-Za-z0-9_-])"
+)
+PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----")
+PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\]*")  # a truncated block: to the end of its base64
 JWT = r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"
 RULE_PATTERNS: dict[str, str] = {
     "tok": r"<[A-Z_]+_[0-9a-f]{8}>",
     # secret_field in free text: ``password=…``, ``"api_key": "…"``,
     # ``Authorization: Bearer …``; anchored at the secret word, the handler
     # reads the whole field name back to its start and applies SECRET_KEYS.
-    "kv": r"(?P<kv_key>[AaCcPpSsTt](?:(?<=[Pp])(?i:assw(?:or)?d|rivate[-_]?key)|(?<=[Ss])(?i:ecret)"
+    # The look-behind after the first letter keeps a secret word inside a longer word (``mytoken``,
+    # ``FOOTOKEN``) from starting a match that the Python check would refuse after the value was
+    # read (a line of them was quadratic); camelCase (``accessToken``) and ``_``/``-`` still start one.
+    "kv": r"(?P<kv_key>[AaCcPpSsTt](?:(?<![^\W_].)|(?<=[a-z0-9][ACPST]))(?:(?<=[Pp])(?i:assw(?:or)?d|rivate[-_]?key)|(?<=[Ss])(?i:ecret)"
           r"|(?<=[Tt])(?i:oken)|(?<=[Aa])(?i:pi[-_]?key|uthorization)|(?<=[Cc])(?i:ookie)))(?![\w-])" + VALUE,
     # URL credentials: scheme://user:PASSWORD@host
     "ui": r"""://(?<=[A-Za-z0-9+.-]://)[^\s/:@<>"']+:(?P<ui_pw>[^\s/@<>"']+)@""",
@@ -118,9 +125,10 @@ RULE_PATTERNS: dict[str, str] = {
           r"""|x-goog-credential|signature|sig)=(?P<sg_v>[^&\s#"'<>]+)""",
     # api_key: PEM private keys (a truncated one to the end of its base64) and
     # well-known key prefixes; the boundary before a key is checked in Python.
-    "pem": r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-           r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\]*)",
-    "ak": AK,
+    # The block's end is found by ``PEM_END`` (searched once per string, not once per BEGIN: a
+    # lazy ``[\s\S]*?-----END`` rescanned the rest of the text for every unterminated BEGIN).
+    "pem": r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----",
+    "ak": AK_TEXT,
     # bearer: a letters-only word after "Bearer" must be 20+ long, so prose
     # ("Bearer authentication") stays; "Basic" is checked to decode to user:pass.
     "br": r"[Bb](?<![\w-][Bb])(?i:earer)[ \t]+(?P<br_v>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-]|[A-Za-z0-9._~+/=-]{20})"
@@ -136,7 +144,8 @@ RULE_PATTERNS: dict[str, str] = {
     # phone: E.164 after "+", NANP, and 0-prefixed national groupings; never
     # starts or ends inside a longer run of digit groups (a card, a table, a
     # date), nor after a letter, dot, slash or dash (ids, versions, paths).
-    "ph": r"[+(0-9](?<![\w.+/-].)(?<![0-9][ .-].)(?:"
+    # (right after another digit group only where an earlier match ended there: checked in Python)
+    "ph": r"[+(0-9](?<![\w.+/-].)(?:"
           r"(?<=\+)(?P<ph_i>[0-9](?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]))+)"
           r"|(?<=\()[0-9]{3}\)[ ]?[0-9]{3}[ .-][0-9]{4}"
           r"|(?<=1)[ .-]?\([0-9]{3}\)[ ]?[0-9]{3}[ .-][0-9]{4}"
@@ -151,7 +160,9 @@ RULE_PATTERNS: dict[str, str] = {
     # 3, Visa 4, Mastercard 5, Discover/UnionPay 6), which keeps millisecond
     # timestamps and snowflake ids (starting with 1) from becoming cards. Not
     # inside a word on either side: a hex span id ("6374276302398fb9") is no card.
-    "cd": r"[0-9](?<![\w.][0-9])(?<![0-9][ -][0-9])(?:[ -]?[0-9]){12,18}(?!\w|\.[0-9])",
+    # A start right after another digit group is checked in Python (``n99 4111 1111 1111 1111``: the
+    # group before is glued to a word, so the card starts here; ``12 99 4111…`` is one run of groups).
+    "cd": r"[0-9](?<![\w.][0-9])(?:[ -]?[0-9]){12,18}(?!\w|\.[0-9])",
 }
 COMPILED = {name: re.compile(p) for name, p in RULE_PATTERNS.items()}
 PATTERN_RULE = {
@@ -165,13 +176,13 @@ PRE = re.compile(
     r"@|://|s(?:ig|ecret|k[-_])|p(?:assw|rivate)|token|a(?:pi[-_]?key|uthoriz|kia|sia|iza)|cookie"
     r"|b(?:earer|asic)|eyj|rk_|x(?:-amz|-goog|ox[abprs]-)|g(?:h[pousr]_|ithub_pat_)|-----begin"
 )
-DIGITS = re.compile(r"[0-9](?:[ ()./-]{0,2}[0-9]){8}")  # 9 digits close together: phone or card
+# 9 digits close together (a phone or a card), or 8 after a "+" (+1-555-0100)
+DIGITS = re.compile(r"[0-9](?:[ ()./-]{0,2}[0-9]){8}|\+[0-9](?:[ ()./-]{0,2}[0-9]){7}")
 
 TOKEN_FULL = re.compile(r"<[A-Z_]+_[0-9a-f]{8}>\Z")
 JWT_FULL = re.compile(JWT + r"\Z")
 AK_FULL = re.compile(AK + r"\Z")
 LOCAL_PART = re.compile(r"(?<![\w.%+-])[\w%+-](?:[\w.%+-]*[\w%+-])?\Z")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 DIGIT_GROUP = re.compile(r"[0-9]+")
 PHONE_GROUP = re.compile(r"\([0-9]+\)|[0-9]+")
 EXTEND_LINE = re.compile(r"""[^\r\n"'<>]*""")
@@ -199,13 +210,16 @@ def finder(pattern: re.Pattern[str]) -> Find:
 
 
 def finder_in(found: list[tuple[int, int, str]]) -> Find:
-    """A finder over matches computed beforehand: (start, (end, value)) of the first at ``pos`` or later."""
+    """A finder over matches computed beforehand (sorted by start): (start, (end, value)) of the first
+    at ``pos`` or later; a binary search, so many matches in one string cost n log n, not n²."""
+    starts = [f[0] for f in found]
 
     def find(s: str, pos: int) -> tuple[int, Any] | None:
-        for start, end, value in found:
-            if start >= pos:
-                return start, (end, value)
-        return None
+        i = bisect.bisect_left(starts, pos)
+        if i == len(found):
+            return None
+        start, end, value = found[i]
+        return start, (end, value)
 
     return find
 
@@ -236,22 +250,6 @@ def luhn(digits: str) -> bool:
                 n -= 9
         total += n
     return total % 10 == 0
-
-
-def normalise_field(name: str) -> str:
-    """A field name as rules compare it: camelCase split, lower case, ``-`` read as ``_``."""
-    return _CAMEL.sub("_", name).lower().replace("-", "_")
-
-
-def is_secret_field(norm: str) -> bool:
-    if norm in SECRET_KEYS:
-        return True
-    i = norm.rfind("_")
-    while i > 0:
-        if norm[i + 1:] in SECRET_KEYS:
-            return True
-        i = norm.rfind("_", 0, i)
-    return False
 
 
 class Sensitive:

@@ -92,7 +92,7 @@ class ValueWalk:
             s = self._sensitive_text(s, sens)
         return self._text(s)
 
-    def _sensitive_text(self, s: str, sens: Sensitive) -> str:
+    def _sensitive_text(self, s: str, sens: Sensitive, rule: str = "sensitive_field", kind: str = "sensitive") -> str:
         """``"field": "value"`` / ``field=value`` of declared fields inside a string.
 
         Runs before the pattern rules, so a declared field holding an email
@@ -110,9 +110,11 @@ class ValueWalk:
             if got is None:
                 continue
             start, end, value = got
+            if self._allow and self._allowed(value):
+                continue
             out.append(s[last:start])
-            self._learn(value, "sensitive_field", "sensitive")
-            out.append(self._fire("sensitive_field", "sensitive", value))
+            self._learn(value, rule, kind)
+            out.append(self._fire(rule, kind, value))
             last = end
         if not out:
             return s
@@ -123,7 +125,7 @@ class ValueWalk:
         info = self._fields.get(k)
         if info is None:
             norm = normalise_field(k)
-            info = (norm, is_secret_field(norm))
+            info = (norm, is_secret_field(norm, self._extra_fields))
             if len(self._fields) >= CACHE_MAX:
                 self._fields.clear()
             self._fields[k] = info
@@ -159,6 +161,8 @@ class ValueWalk:
             except UnsupportedValue as e:
                 e.where.insert(0, len(out))
                 raise
+            if len(out) > 1 and type(v[0]) is dict and "text" in v[0]:  # message parts: a value split across them
+                return self._joined_parts(v, out)
             return out
         if v is None or t is int or t is float or t is bool:
             return v
@@ -204,7 +208,7 @@ class ValueWalk:
         """Replace every scalar under a secret or sensitive field, keeping the shape."""
         t = type(x)
         if t is str:
-            if not x or TOKEN_FULL.match(x):
+            if not x or TOKEN_FULL.match(x) or (self._allow and self._allowed(x)):
                 return x
             self._learn(x, rule, kind)
             return self._fire(rule, kind, x)

@@ -242,7 +242,7 @@ def base_header(spec: AgentSpec, redactor: Redactor, run_id: str, trace_id: str,
     if spec.model_info:
         header["model"] = dict(spec.model_info)
     header["tool_schema_hash"] = spec.tool_schema_hash()
-    header["read_tools"] = sorted(spec.read_tools)
+    header["read_tools"] = sorted(redactor.text(t) for t in spec.read_tools)
     header["agent"] = spec.name
     header["agent_ref"] = spec.ref
     header["input"] = red_input
@@ -310,8 +310,7 @@ def end_run(session: Session, writer: TraceWriter, header: Mapping[str, Any], st
     writer.span(root)
     final = dict(header)
     final.update(more_header or {})
-    final["redaction"] = {"rules": list(session.redactor.rules), "key_id": session.redactor.key_id,
-                          "fired": dict(session.redactor.fired)}
+    final["redaction"] = session.redactor.record()
     writer.complete_header(final)
     return final
 
@@ -358,7 +357,7 @@ def record(spec: AgentSpec, input: Any, out: str, *, redactor: Redactor, clock: 
     header = base_header(spec, redactor, run_id, trace_id, start_ns, moment, zone, seed, red_input)
     header["record_mode"] = "record"
     header["normalization"] = normalization_notes(redactor, seed)
-    header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id, "fired": dict(redactor.fired)}
+    header["redaction"] = redactor.record()
     writer = TraceWriter(out, overwrite=overwrite)
     try:
         session = Session(spec, "record", writer, redactor, moment, seed, trace_id, timer=timer)
@@ -523,8 +522,7 @@ def replay(recording: Trace, spec: AgentSpec, out: str, *, redactor: Redactor, m
             if isolation is not None:
                 header["network_isolation"] = isolation
             header["normalization"] = normalization_notes(redactor, seed)
-            header["redaction"] = {"rules": list(redactor.rules), "key_id": redactor.key_id,
-                                   "fired": dict(redactor.fired)}
+            header["redaction"] = redactor.record()
             holder: dict[str, Any] = {}
 
             def finish(outcome: Outcome, blocked: list[str], error: BaseException | None, cassette: Cassette = cassette, store: Any = store,

@@ -16,6 +16,7 @@ from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.bare_args import name_bare_arguments
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.mask import mask_data, mask_spans
 from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
@@ -337,7 +338,11 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
     hint = getattr(reader, "content_hint", None)  # optional Reader attribute (base.py)
     shown = _content_view(spans) if indexed else spans  # LazySpans: what the loader found, payloads unread
     issues.extend(content_issues(shown, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))
-    return Trace(spans=spans, header=run.header, path=p, format=reader.name,
+    mask_spans(spans)  # credentials the file carries never reach show/diff/the TUI (readers.mask)
+    header = run.header
+    if header and isinstance(header.get("input"), (str, dict)):
+        header = {**header, "input": mask_data(SpanKind.OTHER, {"input": header["input"]})["input"]}
+    return Trace(spans=spans, header=header, path=p, format=reader.name,
                  trace_id=run.trace_id, trace_ids=ids, issues=issues)
 
 

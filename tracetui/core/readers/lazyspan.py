@@ -33,6 +33,7 @@ import orjson
 
 from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span
+from tracetui.core.readers.mask import mask_data
 
 __all__ = ["LazySpan", "PayloadFile", "make_lazy"]
 
@@ -114,7 +115,7 @@ class LazySpan(Span):
             raise SourceChanged(src.path, "the file changed since it was read (this span's line is gone); "
                                 "open the pair again", line=self.line)
         section = obj.get(self.kind.value)
-        return {} if section is None else section
+        return {} if section is None else mask_data(self.kind, section)  # credentials masked (readers.mask)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Span):

@@ -236,13 +236,21 @@ class PairScreen(Screen[int]):
         self._update_status()
 
     def span_json(self) -> str:
-        """The JSON ``c`` and ``w`` take (``tracetui.core.readers.export.span_json`` of the chosen side)."""
+        """The JSON ``c`` and ``w`` take (``tracetui.core.readers.export.span_json`` of the chosen side),
+        redacted with the project key and rules (``tui.redacting``).
+
+        Raises:
+            TracetuiError: the project's redaction key or rules cannot be used."""
+        from tracetui.tui.redacting import redacted_span
+
         pf = self._pf or pair_fields(self._diff, self.row)
-        return span_json(pf.original, pf.replay, self.side)
+        return span_json(redacted_span(pf.original), redacted_span(pf.replay), self.side)
 
     def action_copy_json(self) -> None:
         """Copy the span's JSON to the clipboard with OSC 52 (the terminal must allow it; ``w`` writes a file)."""
-        payload = self.span_json()
+        payload = self._redacted_json("copy")
+        if payload is None:
+            return
         self.app.copy_to_clipboard(payload)
         side = "both spans" if self.side == "both" else f"the {self.side} span"
         self.notify(
@@ -253,7 +261,9 @@ class PairScreen(Screen[int]):
 
     def action_write_json(self) -> None:
         """Write the span's JSON to a fresh file in the current directory and say where."""
-        payload = self.span_json()
+        payload = self._redacted_json("write")
+        if payload is None:
+            return
         stem = f"tracetui-row{self.row}-{self.side}"
         try:
             path = write_new_file(Path.cwd(), stem, payload.encode("utf-8", "surrogatepass") + b"\n")
@@ -263,6 +273,15 @@ class PairScreen(Screen[int]):
             return
         self.last_written = path
         self.notify(f"Wrote {path}", title="write")
+
+    def _redacted_json(self, title: str) -> str | None:
+        from tracetui.core.errors import TracetuiError
+
+        try:
+            return self.span_json()
+        except TracetuiError as exc:
+            self.notify(f"Not redacted, so not written: {exc}", title=title, severity="error", markup=False)
+            return None
 
     def action_show_all(self) -> None:
         """Draw long values whole (the lines left out so far)."""
