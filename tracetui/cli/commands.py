@@ -88,11 +88,11 @@ def _redactor_for(original: Trace, replay: Trace) -> Any:
     marks = [t.header.get("redaction") for t in (original, replay)]
     if isinstance(marks[0], dict) == isinstance(marks[1], dict):
         return None
-    from tracetui.core.harness.redact import RedactionKeyError, project_redactor
+    from tracetui.core.harness.redact import RedactionError, project_redactor
 
     try:
         redactor, note = project_redactor(create=False)
-    except (RedactionKeyError, OSError):
+    except (RedactionError, OSError):  # no usable key or malformed rules: compare without redacting
         return None
     return redactor if note is None else None
 
