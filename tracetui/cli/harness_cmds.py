@@ -235,8 +235,9 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         isolation = ISOLATION_GUARD
     recording = read_trace(args.trace)
-    for issue in recording.issues:
-        print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
+    from tracetui.cli.commands import print_issues
+
+    print_issues("recording", recording.issues, err, verbose=True, path=recording.path)
     if offline:
         from tracetui.core.harness.guard import block_network
 

@@ -16,6 +16,7 @@ from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.bare_args import name_bare_arguments
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.otlp import OtlpJsonReader
@@ -281,17 +282,12 @@ def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
 
     A reader with ``read_file`` (tracetui/1) parses while reading; the others
     get the whole file as bytes, read again from the start when the file can
-    seek (``head + rest`` would copy it all once more).
+    seek (``head + rest`` would copy it all once more), up to ``limits.read_budget``.
     """
     read_file = getattr(reader, "read_file", None)
     if read_file is not None:
         return read_file(path, fh, head)  # type: ignore[no-any-return]
-    if fh.seekable():
-        fh.seek(0)
-        data = fh.read()
-    else:
-        data = head + fh.read()
-    return reader.read(path, data)
+    return reader.read(path, read_rest(fh, path, head))  # a pipe or /dev/zero: stopped past its allowance
 
 
 def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:

@@ -47,6 +47,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
+from tracetui.core.readers.limits import BadLines
 
 __all__ = ["BOM", "HELD_BACK", "careful_load", "duplicate_keys", "exact_int", "iter_json_values", "json_path", "load_json",
            "load_json_or_jsonl", "recheck"]
@@ -543,6 +544,7 @@ def _jsonl_values(path: str, data: bytes, issues: list[ReadIssue],
     last = len(lines)
     torn = not data.endswith(b"\n") and not lines[-1].isspace()
     loaded = 0
+    bad = BadLines(path, "JSON Lines")  # 2 million unreadable lines end the read, not 2 million issues
     for lineno, raw in enumerate(lines, 1):
         if not raw or raw.isspace():
             continue
@@ -557,6 +559,7 @@ def _jsonl_values(path: str, data: bytes, issues: list[ReadIssue],
                     issues.append(ReadIssue(path, lineno, "", HELD_BACK, "warning"))
                 else:
                     issues.append(ReadIssue(path, lineno, "", f"{exc.reason}; line skipped"))
+                    bad.add(exc.reason, loaded, lineno)
                 continue
             issues.extend(found)
         else:
