@@ -47,7 +47,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
-from tracetui.core.readers.limits import BadLines
+from tracetui.core.readers.limits import BadLines, lone_surrogates
 
 __all__ = ["BOM", "HELD_BACK", "careful_load", "duplicate_keys", "exact_int", "iter_json_values", "json_path", "load_json",
            "load_json_or_jsonl", "recheck"]
@@ -317,6 +317,8 @@ def careful_load(path: str, data: bytes | bytearray | memoryview, issues: list[R
     except RecursionError:
         raise ReadError(path, "JSON nested too deeply to read", line=line) from None
     hooks.report(path, value, issues, line)
+    if "\\u" in text:  # a lone surrogate escape (\\ud800) parses to a str that is not text
+        lone_surrogates(path, value, issues, line)
     return value
 
 

@@ -4,18 +4,25 @@ A regular file is read whole, whatever its size (memory follows its size). What 
 a FIFO, ``/dev/zero``, a regular file still growing — is read up to ``stream_allowance()`` bytes past
 its size at open, then the read stops with a ``ReadError``. A file of lines stops with a
 ``ReadError`` once more than ``BAD_LINES`` lines could not be read and they outnumber those that
-could (2 million bad lines end in a second, not in 30 s and 2 million issues).
+could (2 million bad lines end in a second, not in 30 s and 2 million issues). A string that holds a
+lone surrogate (``"\\ud800"``: half a UTF-16 pair, which no UTF-8 output can write) is reported
+(``lone_surrogates``); the writers put the escape back.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import orjson
 
 from tracetui.core.errors import ReadError
+from tracetui.core.model import ReadIssue
 
-__all__ = ["BAD_LINES", "DEFAULT_STREAM_MB", "STREAM_ENV", "BadLines", "read_budget", "read_rest", "stream_allowance"]
+__all__ = ["BAD_LINES", "DEFAULT_STREAM_MB", "STREAM_ENV", "BadLines", "dumps_any", "lone_surrogates", "over_budget", "read_budget", "read_rest", "stream_allowance"]
 
 STREAM_ENV = "TRACETUI_MAX_STREAM_MB"
 DEFAULT_STREAM_MB = 32
@@ -99,3 +106,49 @@ class BadLines:
                 f"(first: {self.first}); this does not look like a {self.what} file",
                 line=line,
             )
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _key_path(base: str, key: str) -> str:
+    return f"{base}.{key}" if key.isidentifier() else f"{base}[{key!r}]"
+
+
+def lone_surrogates(path: str, value: Any, issues: list[ReadIssue], line: int | None) -> None:
+    """Append one warning when strings (or keys) of ``value`` hold a lone surrogate, naming the
+    first's JSON path (the shortest) and how many there are. Iterative: any depth."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        at, v = stack.pop()
+        if type(v) is str:
+            if _LONE.search(v):
+                found.append(at)
+        elif type(v) is dict:
+            for k, x in v.items():
+                kp = _key_path(at, k) if type(k) is str else f"{at}[{k!r}]"
+                if type(k) is str and _LONE.search(k):
+                    found.append(kp)
+                stack.append((kp, x))
+        elif type(v) is list:
+            stack.extend((f"{at}[{i}]", x) for i, x in enumerate(v))
+    if found:
+        issues.append(ReadIssue(path, line, min(found, key=len), f"{len(found)} string(s) hold a lone surrogate "
+                                "escape (\\udXXX: half of a UTF-16 pair, not text); kept, written back as the escape",
+                                "warning"))
+
+
+def dumps_any(value: Any, option: int = 0) -> bytes:
+    """``orjson.dumps(value, option=option)``, or, for what a reader keeps and orjson cannot write (an
+    integer beyond 64 bits, a lone surrogate, nesting deeper than 255), the standard library's compact
+    JSON with each lone surrogate as its ``\\udXXX`` escape (keys sorted when ``option`` asks).
+
+    Raises:
+        RecursionError: nested deeper than the interpreter's stack (the readers refuse such input first).
+    """
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=bool(option & orjson.OPT_SORT_KEYS))
+        return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
