@@ -19,6 +19,7 @@ from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.native import NativeReader
+from tracetui.core.readers.sniff_keys import SKELETON_READ, skeleton
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
@@ -163,6 +164,10 @@ def _read_file(p: str, format: str | None) -> tuple[Reader, ReaderOutput]:
                     if not rest or rest.isspace():  # no strip(): it copies the whole file
                         raise ReadError(p, "file is empty")
                 format = sniff_format(head)
+                if format is None and len(head) == SNIFF_BYTES and not head.startswith(b"PK"):
+                    # a long value first hides the keys: sniff again on the keys and structure (sniff_keys)
+                    head += fh.read(SKELETON_READ - len(head))  # fh stays right after head, as _read wants
+                    format = sniff_format(skeleton(head, SNIFF_BYTES))
                 if format is None:
                     raise FormatNotRecognised(
                         p,
