@@ -24,7 +24,6 @@ import json
 import operator
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
@@ -37,6 +36,7 @@ from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, bom_issue, exact_int, load_json, recheck
 from tracetui.core.readers.limits import BadLines, over_budget, read_budget
+from tracetui.core.tempfiles import make_temp_file
 
 SCHEMA = "tracetui/1"
 """The schema id this module reads and writes."""
@@ -512,7 +512,7 @@ def write_trace(path: str, trace: Trace | tuple[dict[str, Any], Iterable[Span]],
     if not overwrite and os.path.exists(path):
         raise FileExistsError(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=folder)
+    fd, tmp = make_temp_file(folder)  # named by this process: a crash's leftover is swept next time
     try:
         # mkstemp creates 0600: give the file the mode a plain open() would (0666 minus the umask),
         # or keep the mode of the file it replaces.
