@@ -113,3 +113,18 @@ def test_a_replay_summary_of_odd_shapes_is_shown_as_text(tmp_path):
     for fmt in ("text", "json"):
         code, out, err = _cli("show", str(path), "--format", fmt)
         assert code == 0 and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "1e100000000", str(2**64), "-1"])
+def test_a_time_beyond_64_bits_is_no_time(tmp_path, value):
+    lines = REPLAY.read_text().splitlines()
+    lines[2] = lines[2].replace('"start_ns":', f'"start_ns":{value},"was_start_ns":', 1)
+    path = tmp_path / "replay.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    t = read_trace(str(path))
+    (issue,) = [i for i in t.issues if i.where == "start_ns"]
+    assert "is not integer nanoseconds; ignored" in issue.message and len(issue.message) < 120
+    for argv in (["show", str(path)], ["show", str(path), "--format", "json"], ["diff", str(REPLAY), str(path)],
+                 ["convert", str(path), str(tmp_path / "out.jsonl"), "--force"]):
+        code, out, err = _cli(*argv)
+        assert code in (0, 1) and "internal error" not in err, (argv, err)

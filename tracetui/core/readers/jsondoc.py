@@ -380,8 +380,8 @@ def exact_int(v: Any) -> int | None:
         dec = Decimal(repr(v))
     else:
         return None
-    if not dec.is_finite() or dec != dec.to_integral_value():
-        return None
+    if not dec.is_finite() or dec.adjusted() > _INT_DIGITS_MAX or dec != dec.to_integral_value():
+        return None  # "1e100000000": no integer of 100M digits built
     return int(dec)
 
 

@@ -442,14 +442,19 @@ def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[Rea
     )
 
 
+_TIME_END = 1 << 64
+"""Times are unsigned 64-bit nanoseconds (as OTLP's); a larger integer is no time."""
+
+
 def _ns(v: Any, field: str, path: str, lineno: int, issues: list[ReadIssue],
         odd_times: list[tuple[int, str, Any]] | None = None) -> int | None:
     """Integer ns from an int, or a string / float / exponent form read exactly (``jsondoc.exact_int``)."""
-    if v is None or type(v) is int:
+    if v is None or (type(v) is int and 0 <= v < _TIME_END):
         return v
-    n = exact_int(v) if type(v) in (str, float) else None
-    if n is None or n < 0:
-        issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not integer nanoseconds; ignored", "warning"))
+    n = v if type(v) is int else exact_int(v) if type(v) in (str, float) else None
+    if n is None or n < 0 or n >= _TIME_END:  # beyond 64 bits: no time, and no float holds the span's duration
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:59] + "…"
+        issues.append(ReadIssue(path, lineno, field, f"{field} {shown} is not integer nanoseconds; ignored", "warning"))
         return None
     if odd_times is None:
         issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not an integer; read as {n}", "warning"))
