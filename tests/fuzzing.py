@@ -188,12 +188,13 @@ def _mutate_zip(data: bytes, kind: str, rng: random.Random) -> bytes:
 
 
 def cases(files: list[Path], n: int, seed: int) -> Iterator[tuple[str, Path, str, bytes]]:
-    """``n`` mutations, seeded: ``(case id, the file mutated, kind, bytes)``, the kinds and files in turn."""
+    """``n`` mutations, seeded: ``(case id, the file mutated, kind, bytes)``; files in turn, and the kinds
+    shifted by one each round, so any first part of the sequence mixes files and kinds."""
     rng = random.Random(seed)
     datas = {p: p.read_bytes() for p in files}
     for i in range(n):
         p = files[i % len(files)]
-        kind = KINDS[(i // len(files)) % len(KINDS)]
+        kind = KINDS[(i + i // len(files)) % len(KINDS)]
         sub = random.Random(rng.getrandbits(64))
         yield f"{i}-{kind}-{p.name}", p, kind, mutate(datas[p], p.name, kind, sub)
 
