@@ -128,3 +128,34 @@ def test_a_time_beyond_64_bits_is_no_time(tmp_path, value):
                  ["convert", str(path), str(tmp_path / "out.jsonl"), "--force"]):
         code, out, err = _cli(*argv)
         assert code in (0, 1) and "internal error" not in err, (argv, err)
+
+
+@pytest.mark.parametrize("rel", ["any-agent-trace/OPENAI_trace.json", "otlp-json/opentelemetry-proto_examples_trace.json",
+                                 "atif/multi_tool_trajectory.json", "langfuse/koog-2025-08-26.trace.json"])
+def test_a_5000_digit_number_in_any_string_is_read_as_text(tmp_path, rel):
+    """The family of "an int() of text Python refuses" (a status code, a span kind, a time, an attribute
+    key's index, a format version written as 5,000 digits): each string of the file in turn (150 at most,
+    seeded) replaced; every read ends in spans or a ReadError, never another exception."""
+    import random
+
+    from tests.fuzzing import _paths, _set
+    from tracetui.core.errors import ReadError
+
+    src = corpus(rel)
+    doc = json.loads(src.read_text())
+    strings = [p for p in _paths(doc) if p and isinstance(_get(doc, p), str)]
+    picked = random.Random(21).sample(strings, min(150, len(strings)))
+    path = tmp_path / src.name
+    for where in picked:
+        for odd in ("9" * 5000, "ATIF-v1." + "7" * 5000, "attr." + "3" * 5000):
+            path.write_text(json.dumps(_set(json.loads(src.read_text()), where, odd)))
+            try:
+                read_runs(str(path))
+            except ReadError:
+                pass
+
+
+def _get(doc, path):
+    for k in path:
+        doc = doc[k]
+    return doc
