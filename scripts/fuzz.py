@@ -1,6 +1,6 @@
 """Fuzz the CLI with thousands of mutations of real trace files (issue 21); the suite runs a bounded share.
 
-    python scripts/fuzz.py --n 3000 --seed 1 [--timeout 30] [--work DIR]
+    python scripts/fuzz.py --n 3000 --seed 1 [--timeout 30] [--budget-s S] [--work DIR]
 
 Each mutation (tests/fuzzing.py: truncation, byte flips, type swaps, deep nesting, huge numbers and strings,
 bombs) of a corpus file (../shared/corpus) or a sample run goes through `show` (text, JSON), `diff` both ways
@@ -28,13 +28,15 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=3000, help="mutations (each runs 5 commands)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per command before it counts as a hang")
+    ap.add_argument("--budget-s", type=float, default=None, help="stop after this many seconds (counts what ran)")
     ap.add_argument("--work", type=Path, default=None, help="folder for the mutated files (default: a temp folder)")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="tracetui-fuzz-"))
     work.mkdir(parents=True, exist_ok=True)
     files = seed_files()
     t0 = time.monotonic()
-    stats = run_campaign(args.n, args.seed, work, timeout=args.timeout, files=files, log=sys.stdout)
+    stats = run_campaign(args.n, args.seed, work, timeout=args.timeout, files=files, log=sys.stdout,
+                         budget_s=args.budget_s)
     took = time.monotonic() - t0
     print(f"files {len(files)}, mutations {stats['mutations']} {stats['kinds']}, command runs {stats['runs']} "
           f"in {took:.0f} s; exit codes {stats['codes']}; slowest {stats['max_secs']:.1f} s; "
