@@ -67,8 +67,11 @@ def dumps_json(value: Any, option: int = orjson.OPT_INDENT_2) -> str:
         try:
             text = json.dumps(value, indent=2 if option & orjson.OPT_INDENT_2 else None, ensure_ascii=False,
                               sort_keys=bool(option & orjson.OPT_SORT_KEYS), default=str)
-        except RecursionError:  # deeper than this interpreter's stack: orjson's error names it
-            text = json.dumps({"error": "value nested too deeply to write as JSON"})
+        except RecursionError:  # deeper than this interpreter's stack (the readers refuse such lines first)
+            from tracetui.core.errors import TracetuiError
+
+            raise TracetuiError("the report holds a value nested too deeply to write as JSON; use the text "
+                                "format") from None
         text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return json_safe(text) + "\n"
 
