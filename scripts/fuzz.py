@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzzing import run_campaign, seed_files  # noqa: E402
+from tests.fuzzing import run_campaign, seed_files, swap_sweep  # noqa: E402
 
 
 def main() -> int:
@@ -28,12 +28,24 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=3000, help="mutations (each runs 5 commands)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per command before it counts as a hang")
+    ap.add_argument("--swaps", type=int, default=0, help="also: this many in-process type swaps per JSON file "
+                    "(every reader, fast; tests/fuzzing.swap_sweep)")
     ap.add_argument("--budget-s", type=float, default=None, help="stop after this many seconds (counts what ran)")
     ap.add_argument("--work", type=Path, default=None, help="folder for the mutated files (default: a temp folder)")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="tracetui-fuzz-"))
     work.mkdir(parents=True, exist_ok=True)
     files = seed_files()
+    bugs = 0
+    if args.swaps:
+        t0 = time.monotonic()
+        sweep = swap_sweep(args.swaps, args.seed, work, files)
+        bugs = len(sweep["errors"])
+        for (exc, where, line), (name, path, odd, msg) in sweep["errors"].items():
+            print(f"PROBLEM swap {exc} at {where}:{line}: {name} {list(path)} <- {odd}: {msg}")
+        print(f"type swaps: {sweep['mutations']} in {time.monotonic() - t0:.0f} s; distinct crash sites {bugs}")
+    if not args.n:
+        return 1 if bugs else 0
     t0 = time.monotonic()
     stats = run_campaign(args.n, args.seed, work, timeout=args.timeout, files=files, log=sys.stdout,
                          budget_s=args.budget_s)
@@ -41,7 +53,7 @@ def main() -> int:
     print(f"files {len(files)}, mutations {stats['mutations']} {stats['kinds']}, command runs {stats['runs']} "
           f"in {took:.0f} s; exit codes {stats['codes']}; slowest {stats['max_secs']:.1f} s; "
           f"highest peak RSS {stats['max_peak_mb']:.0f} MB; problems {len(stats['problems'])} (inputs kept in {work})")
-    return 1 if stats["problems"] else 0
+    return 1 if stats["problems"] or bugs else 0
 
 
 if __name__ == "__main__":

@@ -351,3 +351,56 @@ def run_campaign(n: int, seed: int, work: Path, *, timeout: float = 30.0, files:
     finally:
         worker.close()
     return stats
+
+
+def swap_sweep(per_file: int, seed: int, work: Path, files: list[Path] | None = None) -> dict[str, Any]:
+    """In process, fast: ``per_file`` seeded type swaps of each JSON seed file (one value replaced by an odd
+    one: ``ODDS``, 5,000-digit numbers as strings, a 100 KB string) through ``read_runs``, ``show``'s summary
+    (text and JSON), ``diff_traces`` against the unchanged file and the report (text and JSON). Returns
+    ``{"mutations", "errors": {(exception, file, line): (seed file, JSON path, odd value, message)}}``: any
+    exception but a ``TracetuiError`` is a bug."""
+    import copy
+    import traceback
+
+    from tracetui.cli.render import dumps_json, render_show, render_text
+    from tracetui.core.diff import diff_traces
+    from tracetui.core.diff.report import diff_report
+    from tracetui.core.errors import TracetuiError
+    from tracetui.core.readers import read_runs, read_trace
+    from tracetui.core.readers.summary import summarize
+
+    odds = [*ODDS, "9" * 5000, "ATIF-v1." + "7" * 5000, "attr." + "3" * 5000, "0x" + "f" * 5000]
+    rng = random.Random(seed)
+    errors: dict[tuple[str, str, int], tuple[str, Any, str, str]] = {}
+    n = 0
+    for f in files if files is not None else seed_files():
+        units = _json_units(f.read_bytes()) if f.suffix not in (".eval", ".yaml", ".yml") else None
+        if units is None:
+            continue
+        kind, values = units
+        try:
+            orig = read_trace(str(f))
+        except TracetuiError:
+            continue
+        every = [(i, p) for i, v in enumerate(values) for p in list(_paths(v))[1:]]
+        for i, p in rng.sample(every, min(per_file, len(every))):
+            odd = rng.choice(odds)
+            vs = list(values)
+            vs[i] = _set(copy.deepcopy(values[i]), p, copy.deepcopy(odd))
+            m = work / ("swap" + f.suffix)
+            m.write_bytes(_pack(kind, vs))
+            n += 1
+            try:
+                tf = read_runs(str(m))
+                render_show(summarize(tf))
+                dumps_json(summarize(tf))
+                report = diff_report(diff_traces(orig, read_trace(str(m))))
+                dumps_json(report)
+                render_text(report)
+            except TracetuiError:
+                pass
+            except Exception as exc:  # noqa: BLE001 - every other exception is what the sweep looks for
+                last = traceback.extract_tb(exc.__traceback__)[-1]
+                key = (type(exc).__name__, last.filename.rsplit("tracetui/", 1)[-1], last.lineno or 0)
+                errors.setdefault(key, (f.name, p, repr(odd)[:40], str(exc)[:200]))
+    return {"mutations": n, "errors": errors}
