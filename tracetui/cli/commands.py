@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
-from tracetui.core.model import Trace
+from tracetui.core.model import ReadIssue, Trace
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
 
 
@@ -38,9 +38,22 @@ def report_read(label: str, t: Trace, err: TextIO, *, picked: bool = False, verb
             f"(pick another with {label.upper()}#RUN; `tracetui show {t.path}` lists them)",
             file=err,
         )
-    for issue in t.issues:
-        if issue.severity != "info" or verbose:
-            print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
+    print_issues(label, t.issues, err, verbose=verbose, path=t.path)
+
+
+ISSUES_SHOWN = 20
+"""Issues of one file printed on stderr; the rest are counted ("... N more")."""
+
+
+def print_issues(label: str, issues: list[ReadIssue], err: TextIO, *, verbose: bool = False, path: str = "") -> None:
+    """``tracetui: LABEL: SEVERITY: ISSUE`` for the first ``ISSUES_SHOWN`` issues (``info`` ones only when
+    ``verbose``), then one line counting the rest: a file of thousands of bad lines prints a screenful."""
+    shown = [i for i in issues if i.severity != "info" or verbose]
+    for issue in shown[:ISSUES_SHOWN]:
+        print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
+    if len(shown) > ISSUES_SHOWN:
+        where = f"`tracetui show {path} --format json`" if path else "`tracetui show FILE --format json`"
+        print(f"tracetui: {label}: ... {len(shown) - ISSUES_SHOWN:,} more ({where} lists them all)", file=err)
 
 
 def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

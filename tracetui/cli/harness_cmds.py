@@ -229,8 +229,9 @@ def run_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return where.exit_code
     isolation = where.statement
     recording = read_trace(args.trace)
-    for issue in recording.issues:
-        print(f"tracetui: recording: {issue.severity}: {issue}", file=err)
+    from tracetui.cli.commands import print_issues
+
+    print_issues("recording", recording.issues, err, verbose=True, path=recording.path)
     if not args.allow_live:
         from tracetui.core.harness.guard import block_network
 

@@ -7,6 +7,7 @@ side, and ``--format json`` has it whole.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -55,8 +56,27 @@ def json_safe(text: str) -> str:
 
 
 def dumps_json(value: Any, option: int = orjson.OPT_INDENT_2) -> str:
-    """``value`` as indented JSON text, terminal-safe (``json_safe``), with a final newline."""
-    return json_safe(orjson.dumps(value, option=option, default=str).decode()) + "\n"
+    """``value`` as indented JSON text, terminal-safe (``json_safe``), with a final newline.
+
+    What orjson cannot write and the readers keep (each with an issue naming file and JSON path): an
+    integer beyond 64 bits is written exact by the standard library, a lone surrogate as its ``\\udXXX``
+    escape, a value nested deeper than 255 levels as it is."""
+    try:
+        text = orjson.dumps(value, option=option, default=str).decode()
+    except TypeError:
+        try:
+            text = json.dumps(value, indent=2 if option & orjson.OPT_INDENT_2 else None, ensure_ascii=False,
+                              sort_keys=bool(option & orjson.OPT_SORT_KEYS), default=str)
+        except RecursionError:  # deeper than this interpreter's stack (the readers refuse such lines first)
+            from tracetui.core.errors import TracetuiError
+
+            raise TracetuiError("the report holds a value nested too deeply to write as JSON; use the text "
+                                "format") from None
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return json_safe(text) + "\n"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def safe(text: str) -> str:

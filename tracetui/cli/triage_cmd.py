@@ -119,8 +119,9 @@ def run_triage(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from tracetui.core.triage import triage, triage_json
 
     original = read_trace(args.original)
-    for issue in (i for i in original.issues if i.severity != "info"):
-        print(f"tracetui: original: {issue.severity}: {issue}", file=err)
+    from tracetui.cli.commands import print_issues
+
+    print_issues("original", original.issues, err, path=original.path)
     kept = None
     isolation = None
     if args.agent:  # the trials run in the replay sandbox, the model through its relay

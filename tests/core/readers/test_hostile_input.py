@@ -60,3 +60,12 @@ def test_a_zip_member_past_the_cap_is_skipped_with_a_finding(tmp_path, monkeypat
         read_trace(str(path), format="inspect-ai")
     assert "expands past" in str(caught.value) and "zip bomb" in str(caught.value)
     assert member_cap(1 << 20) == 20 * (1 << 20) + (256 << 20)
+
+
+def test_a_yaml_integer_of_5000_digits_is_kept_as_text(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("interactions:\n- request: {method: GET, uri: 'https://example.test/', body: null}\n"
+                    f"  response: {{status: {{code: 200}}, body: {{string: ok}}, n: {'9' * 5000}}}\n")
+    t = read_trace(str(path), format="vcrpy")
+    (issue,) = [i for i in t.issues if "4300 digits" in i.message]
+    assert issue.line == 3 and issue.severity == "warning"

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -50,6 +49,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.readers import split_run_ref
+from tracetui.core.tempfiles import make_temp_file
 
 if TYPE_CHECKING:
     from tracetui.core.diff import Divergence, TraceDiff
@@ -346,7 +346,7 @@ def _write(side: str, doc: dict[str, Any]) -> None:
         raise ReadError(side, f"cannot be written: {exc.strerror or exc}") from None
     payload = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+        fd, tmp = make_temp_file(folder)  # named by this process: a crash's leftover is swept next time
     except OSError as exc:
         raise ReadError(side, f"cannot be written: {exc.strerror or exc}") from None
     try:

@@ -35,7 +35,6 @@ import errno
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,6 +56,7 @@ from tracetui.core.golden.derive import (
 from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.native import dumps_trace
+from tracetui.core.tempfiles import make_temp_dir
 
 __all__ = [
     "CASE_SCHEMA",
@@ -494,7 +494,7 @@ def promote(
             "dropped_spans": dropped,
         }
         try:
-            tmp = tempfile.mkdtemp(prefix=f".{case_name}.", suffix=".promote-tmp", dir=to_path)
+            tmp = make_temp_dir(to_path, case_name)  # named by this process: swept after a crash
         except OSError as exc:
             raise GoldenCaseError(to_path, f"cannot write there ({exc.strerror or exc})") from None
         try:

@@ -16,10 +16,10 @@ replaces the old one atomically when the writer closes, so a failed run never de
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, BinaryIO
 
 from tracetui.core.model import Span
+from tracetui.core.tempfiles import make_temp_file
 from tracetui.core.readers.native import SCHEMA, dumps_line, span_to_obj
 
 HEADER_ROOM = 1024
@@ -42,7 +42,7 @@ class TraceWriter:
         self._tmp: str | None = None
         if overwrite and os.path.lexists(path):
             target = os.path.realpath(path)
-            fd, self._tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=os.path.dirname(target) or ".")
+            fd, self._tmp = make_temp_file(os.path.dirname(target) or ".")
             try:
                 os.fchmod(fd, os.stat(target).st_mode & 0o7777)
             except OSError:
@@ -104,7 +104,7 @@ class TraceWriter:
         compact += data[last:]
         target = self._final
         folder = os.path.dirname(os.path.abspath(target)) or "."
-        fd, tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=folder)
+        fd, tmp = make_temp_file(folder)  # named by this process: a crash's leftover is swept next time
         try:
             try:
                 mode = os.stat(self._tmp if self._tmp is not None else target).st_mode & 0o7777

@@ -16,9 +16,11 @@ from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.bare_args import name_bare_arguments
 from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.mask import mask_data, mask_spans
 from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.native import NativeReader
+from tracetui.core.readers.sniff_keys import SKELETON_READ, skeleton
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import NOT_IN_FILE_WHY, content_issues, finish_spans
 
@@ -163,6 +165,10 @@ def _read_file(p: str, format: str | None) -> tuple[Reader, ReaderOutput]:
                     if not rest or rest.isspace():  # no strip(): it copies the whole file
                         raise ReadError(p, "file is empty")
                 format = sniff_format(head)
+                if format is None and len(head) == SNIFF_BYTES and not head.startswith(b"PK"):
+                    # a long value first hides the keys: sniff again on the keys and structure (sniff_keys)
+                    head += fh.read(SKELETON_READ - len(head))  # fh stays right after head, as _read wants
+                    format = sniff_format(skeleton(head, SNIFF_BYTES))
                 if format is None:
                     raise FormatNotRecognised(
                         p,
@@ -282,17 +288,12 @@ def _read(reader: Reader, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
 
     A reader with ``read_file`` (tracetui/1) parses while reading; the others
     get the whole file as bytes, read again from the start when the file can
-    seek (``head + rest`` would copy it all once more).
+    seek (``head + rest`` would copy it all once more), up to ``limits.read_budget``.
     """
     read_file = getattr(reader, "read_file", None)
     if read_file is not None:
         return read_file(path, fh, head)  # type: ignore[no-any-return]
-    if fh.seekable():
-        fh.seek(0)
-        data = fh.read()
-    else:
-        data = head + fh.read()
-    return reader.read(path, data)
+    return reader.read(path, read_rest(fh, path, head))  # a pipe or /dev/zero: stopped past its allowance
 
 
 def _select(runs: list[RunSpans], p: str, want: str) -> RunSpans:

@@ -423,7 +423,7 @@ class _Run:
 
 def _minor(sv: Any) -> int:
     """The minor version of ``ATIF-v1.N`` (0 when unreadable)."""
-    m = re.search(r"v\d+\.(\d+)", sv) if isinstance(sv, str) else None
+    m = re.search(r"v\d+\.(\d{1,9})", sv) if isinstance(sv, str) else None
     return int(m.group(1)) if m else 0
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tracetui.core.model import Span
+from tracetui.core.tempfiles import make_temp_file
 
 __all__ = ["SIDES", "span_json", "write_new_file"]
 
@@ -72,7 +72,7 @@ def write_new_file(folder: str | os.PathLike[str], stem: str, data: bytes, suffi
     stem = _UNSAFE.sub("-", stem).strip(".-") or "span"
     umask = os.umask(0)
     os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=folder)
+    fd, tmp = make_temp_file(str(folder))  # named by this process: a crash's leftover is swept next time
     try:
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:

@@ -47,6 +47,7 @@ import orjson
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
+from tracetui.core.readers.limits import BadLines, lone_surrogates
 
 __all__ = ["BOM", "HELD_BACK", "careful_load", "duplicate_keys", "exact_int", "iter_json_values", "json_path", "load_json",
            "load_json_or_jsonl", "recheck"]
@@ -316,6 +317,8 @@ def careful_load(path: str, data: bytes | bytearray | memoryview, issues: list[R
     except RecursionError:
         raise ReadError(path, "JSON nested too deeply to read", line=line) from None
     hooks.report(path, value, issues, line)
+    if "\\u" in text:  # a lone surrogate escape (\\ud800) parses to a str that is not text
+        lone_surrogates(path, value, issues, line)
     return value
 
 
@@ -377,8 +380,8 @@ def exact_int(v: Any) -> int | None:
         dec = Decimal(repr(v))
     else:
         return None
-    if not dec.is_finite() or dec != dec.to_integral_value():
-        return None
+    if not dec.is_finite() or dec.adjusted() > _INT_DIGITS_MAX or dec != dec.to_integral_value():
+        return None  # "1e100000000": no integer of 100M digits built
     return int(dec)
 
 
@@ -543,6 +546,7 @@ def _jsonl_values(path: str, data: bytes, issues: list[ReadIssue],
     last = len(lines)
     torn = not data.endswith(b"\n") and not lines[-1].isspace()
     loaded = 0
+    bad = BadLines(path, "JSON Lines")  # 2 million unreadable lines end the read, not 2 million issues
     for lineno, raw in enumerate(lines, 1):
         if not raw or raw.isspace():
             continue
@@ -557,6 +561,7 @@ def _jsonl_values(path: str, data: bytes, issues: list[ReadIssue],
                     issues.append(ReadIssue(path, lineno, "", HELD_BACK, "warning"))
                 else:
                     issues.append(ReadIssue(path, lineno, "", f"{exc.reason}; line skipped"))
+                    bad.add(exc.reason, loaded, lineno)
                 continue
             issues.extend(found)
         else:

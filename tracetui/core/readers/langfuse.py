@@ -43,6 +43,7 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
+from tracetui.core.readers.limits import dumps_any
 from tracetui.core.readers.otel_attrs import classify, span_fields_from_attributes
 from tracetui.core.readers.otel_messages import normalize_message, normalize_messages
 from tracetui.core.readers.otel_sdk import assign_seq, content_gaps
@@ -416,7 +417,7 @@ def _as_messages(v: Any, role: str) -> list[dict[str, Any]]:
     if _messages_like(v):
         return normalize_messages(v, role) or []
     return normalize_message({"role": role, "content": v if isinstance(v, str) else
-                              orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS).decode()}, role)
+                              dumps_any(v, option=orjson.OPT_NON_STR_KEYS).decode()}, role)
 
 
 def _usage(o: dict[str, Any]) -> dict[str, int]:

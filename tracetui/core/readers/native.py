@@ -24,7 +24,6 @@ import json
 import operator
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
@@ -36,6 +35,8 @@ from tracetui.core.readers.ambiguous import flag_line, note_argument_strings
 from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, bom_issue, exact_int, load_json, recheck
+from tracetui.core.readers.limits import BadLines, over_budget, read_budget
+from tracetui.core.tempfiles import make_temp_file
 
 SCHEMA = "tracetui/1"
 """The schema id this module reads and writes."""
@@ -105,6 +106,8 @@ class NativeReader:
         buf = bytearray(max(_CHUNK, 2 * len(head)))
         buf[:len(head)] = head
         have = len(head)  # bytes at the start of buf not parsed yet (a partial line)
+        budget, regular = read_budget(fh)  # a pipe or /dev/zero never ends: stop past its allowance
+        total = len(head)
         view = memoryview(buf)
         try:
             while True:
@@ -115,6 +118,9 @@ class NativeReader:
                 n = fh.readinto(view[have:])
                 if not n:
                     break
+                total += n
+                if total > budget:
+                    raise over_budget(path, budget, regular)
                 stop = have + n
                 pos = parser.lines(buf, view, stop, final=False)
                 if progress is not None:
@@ -138,7 +144,8 @@ _CHUNK = 256 * 1024
 class LineParser:
     """The line loop of both ``NativeReader`` entry points, and what it has found so far."""
 
-    __slots__ = ("base", "ids", "in_order", "index", "known", "last_seq", "lineno", "odd_times", "out", "path", "run")
+    __slots__ = ("bad", "base", "ids", "in_order", "index", "known", "last_seq", "lineno", "odd_times", "out", "path",
+                 "run")
 
     def __init__(self, path: str, index: Callable[..., Any] | None = None, known: dict[int, Span] | None = None) -> None:
         self.path = path
@@ -159,6 +166,7 @@ class LineParser:
         self.last_seq = 0
         self.lineno = 0
         self.odd_times: list[tuple[int, str, Any]] = []  # (line, field, value) of timestamps not written as ints
+        self.bad = BadLines(path, "tracetui/1")  # 2 million unreadable lines end the read, not 2 million issues
 
     def lines(self, data: bytes | bytearray, view: memoryview, size: int, *, final: bool) -> int:
         """Parse the lines of ``data[:size]``; return where the unparsed rest starts.
@@ -203,6 +211,7 @@ class LineParser:
                                 issues.append(ReadIssue(path, lineno, "", "last line is incomplete (file still being written?); held back", "warning"))
                             else:
                                 issues.append(ReadIssue(path, lineno, "", f"not valid JSON ({exc}); line skipped"))
+                                self.bad.add("not valid JSON", lineno - self.bad.bad, lineno)
                             continue
                         issues.extend(found)
                     else:
@@ -220,6 +229,7 @@ class LineParser:
                                 clean = True
                     if type(obj) is not dict:
                         issues.append(ReadIssue(path, lineno, "", f"expected a JSON object, found {type(obj).__name__}; line skipped"))
+                        self.bad.add("not a JSON object", lineno - self.bad.bad, lineno)
                         continue
                     if "schema" in obj and "span_id" not in obj:
                         if run.header or spans:  # files joined with cat: a second run starts here
@@ -237,6 +247,7 @@ class LineParser:
                         clean = False  # the careful path's span is kept whole
                         span = _span_from_obj(obj, path, lineno, issues, self.odd_times)
                         if span is None:
+                            self.bad.add("not a span", lineno - self.bad.bad, lineno)
                             continue
                     if span.kind is _TOOL or span.kind is _LLM:
                         if note_argument_strings(span, path, issues):
@@ -431,14 +442,19 @@ def _span_from_obj(obj: dict[str, Any], path: str, lineno: int, issues: list[Rea
     )
 
 
+_TIME_END = 1 << 64
+"""Times are unsigned 64-bit nanoseconds (as OTLP's); a larger integer is no time."""
+
+
 def _ns(v: Any, field: str, path: str, lineno: int, issues: list[ReadIssue],
         odd_times: list[tuple[int, str, Any]] | None = None) -> int | None:
     """Integer ns from an int, or a string / float / exponent form read exactly (``jsondoc.exact_int``)."""
-    if v is None or type(v) is int:
+    if v is None or (type(v) is int and 0 <= v < _TIME_END):
         return v
-    n = exact_int(v) if type(v) in (str, float) else None
-    if n is None or n < 0:
-        issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not integer nanoseconds; ignored", "warning"))
+    n = v if type(v) is int else exact_int(v) if type(v) in (str, float) else None
+    if n is None or n < 0 or n >= _TIME_END:  # beyond 64 bits: no time, and no float holds the span's duration
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:59] + "…"
+        issues.append(ReadIssue(path, lineno, field, f"{field} {shown} is not integer nanoseconds; ignored", "warning"))
         return None
     if odd_times is None:
         issues.append(ReadIssue(path, lineno, field, f"{field} {v!r} is not an integer; read as {n}", "warning"))
@@ -501,7 +517,7 @@ def write_trace(path: str, trace: Trace | tuple[dict[str, Any], Iterable[Span]],
     if not overwrite and os.path.exists(path):
         raise FileExistsError(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tracetui-", suffix=".tmp", dir=folder)
+    fd, tmp = make_temp_file(folder)  # named by this process: a crash's leftover is swept next time
     try:
         # mkstemp creates 0600: give the file the mode a plain open() would (0666 minus the umask),
         # or keep the mode of the file it replaces.

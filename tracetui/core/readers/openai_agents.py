@@ -214,6 +214,11 @@ class _Reading:
             self.issue(line, f"{where}.span_data", "span without span_data; read as other", "warning")
             sd = {}
         typ = sd.get("type")
+        if typ is not None and type(typ) is not str:  # a list or object cannot name a type: kept as text
+            self.issue(line, f"{where}.span_data.type", f"span_data type is a {type(typ).__name__}, not a string "
+                       f"({str(typ)[:60]}); read as other", "warning")
+            typ = str(typ)
+            self.warned_types.add(typ)
         attrs: dict[str, Any] = {"span_type": typ} if typ is not None else {}
         kind, name, data = self._map(typ, sd, attrs, line, where, run)
         status = Status.OK if end is not None else Status.UNSET

@@ -42,13 +42,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.limits import dumps_any
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import choice_output, usage_from
 from tracetui.core.readers.otel_messages import (
@@ -101,7 +101,7 @@ def message_text(value: Any) -> str | None:
     value = content_text(value)
     if value is None or isinstance(value, str):
         return value
-    return orjson.dumps(value).decode()
+    return dumps_any(value).decode()
 
 
 def small_attrs(d: Any, *, skip: frozenset[str] = frozenset(), limit: int = 200) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def small_attrs(d: Any, *, skip: frozenset[str] = frozenset(), limit: int = 200)
             continue
         if isinstance(v, str) and len(v) > limit:
             continue
-        if isinstance(v, (dict, list)) and len(orjson.dumps(v)) > limit:
+        if isinstance(v, (dict, list)) and len(dumps_any(v)) > limit:
             continue
         out[k] = v
     return out

@@ -59,7 +59,7 @@ def indexed_families(attrs: Mapping[str, Any]) -> dict[str, tuple[list[Any], lis
             continue
         value = attrs[key]
         m = _INDEX.search(key)
-        if m is None:
+        if m is None or len(m.group(1)) > 9:  # no list of a billion items: a key, kept flat
             continue
         prefix, idx, rest = key[: m.start()], int(m.group(1)), key[m.end() + 1:]
         items, keys = raw.setdefault(prefix, ({}, []))
@@ -72,13 +72,13 @@ def indexed_families(attrs: Mapping[str, Any]) -> dict[str, tuple[list[Any], lis
             node = items[idx] = {}
         segs = rest.split(".")
         for seg in segs[:-1]:
-            k: Any = int(seg) if seg.isdigit() else seg
+            k: Any = int(seg) if seg.isdigit() and len(seg) < 10 else seg
             nxt = node.get(k)
             if not isinstance(nxt, dict):
                 nxt = node[k] = {}
             node = nxt
         last = segs[-1]
-        node[int(last) if last.isdigit() else last] = value
+        node[int(last) if last.isdigit() and len(last) < 10 else last] = value
     return {p: ([_listify(items[i]) for i in sorted(items)], keys) for p, (items, keys) in raw.items()}
 
 

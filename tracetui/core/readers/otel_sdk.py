@@ -348,7 +348,7 @@ class _Reading(FileReading):
             got = _JS_KINDS.get(k)
         elif isinstance(k, str) and k.strip():
             s = k.strip().lower().removeprefix("spankind.").removeprefix("span_kind_")
-            got = _JS_KINDS.get(int(s)) if s.isdigit() else s if s in _KIND_NAMES else None
+            got = _JS_KINDS.get(int(s)) if s.isdigit() and len(s) < 20 else s if s in _KIND_NAMES else None
         else:
             got = None
         if got is None:
@@ -447,7 +447,7 @@ def _norm_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
         low = v[2:].lower()
         if _HEX.issuperset(low):
             return low, None
-    if type(v) is str and len(v) > 2 * nbytes and v.isdigit():
+    if type(v) is str and 2 * nbytes < len(v) <= 40 and v.isdigit():  # no 5,000-digit int() (Python refuses)
         n = int(v)
         if n < 1 << (8 * nbytes):
             return format(n, f"0{2 * nbytes}x"), None
@@ -468,7 +468,7 @@ def _ns(v: Any) -> tuple[int | None, bool]:
         return (v if v > 0 else None), 0 <= v <= _UINT64_MAX
     if isinstance(v, str):
         s = v.strip()
-        if s.isdigit():
+        if s.isdigit() and len(s) <= 20:  # longer: beyond 64 bits, junk
             n = int(s)
             ok = n <= _UINT64_MAX
             return (n if n > 0 and ok else None), ok

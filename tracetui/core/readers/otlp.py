@@ -282,7 +282,7 @@ def status_code(code: Any) -> Status | None:
         return _STATUS_CODES.get(code)
     if isinstance(code, str):
         c = code.strip().lower().removeprefix("statuscode.").removeprefix("status_code_")
-        return _STATUS_CODES.get(int(c)) if c.isdigit() else _STATUS_NAMES.get(c)
+        return _STATUS_CODES.get(int(c)) if c.isdigit() and len(c) < 20 else _STATUS_NAMES.get(c)
     return None
 
 
@@ -458,7 +458,7 @@ class _Reading(FileReading):
         if isinstance(k, str) and k:
             s = k.strip().lower()
             if s.isdigit():
-                return _SPAN_KINDS.get(int(s))
+                return _SPAN_KINDS.get(int(s)) if len(s) < 20 else None
             return _SPAN_KIND_NAMES.get(s.removeprefix("span_kind_").removeprefix("spankind."), s)
         return None
 

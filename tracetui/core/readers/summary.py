@@ -108,12 +108,18 @@ def _replay_info(trace: Trace) -> dict[str, Any] | None:
     if summary is not None:
         for key in ("diverged", "misses", "live_calls"):
             info[key] = summary.get(key)
-        info["divergences"] = [d.get("type") for d in summary.get("divergences") or []]
-        info["writes"] = len(summary.get("writes") or [])
-        info["unconsumed"] = len(summary.get("unconsumed") or [])
+        divs = summary.get("divergences")  # the file's own words: any JSON shape, kept as text
+        info["divergences"] = [str(d.get("type")) if isinstance(d, dict) else str(d)
+                               for d in (divs if isinstance(divs, list) else [])]
+        info["writes"] = _count(summary.get("writes"))
+        info["unconsumed"] = _count(summary.get("unconsumed"))
         if "reproduces_original_path" in summary:
             info["reproduces_original_path"] = summary["reproduces_original_path"]
     return info
+
+
+def _count(v: Any) -> int:
+    return len(v) if isinstance(v, (list, dict)) else 0
 
 
 def summarize(tf: TraceFile) -> dict[str, Any]:

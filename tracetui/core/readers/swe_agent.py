@@ -75,7 +75,8 @@ def _chat(h: Any) -> list[Message]:
 def _duration_ns(value: Any) -> int | None:
     """``execution_time`` (seconds, float) as integer nanoseconds, or None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-        return round(value * 1_000_000_000)
+        ns = value * 1_000_000_000
+        return round(ns) if math.isfinite(ns) else None  # 1e308 s: no duration
     return None
 
 

@@ -53,7 +53,7 @@ import yaml
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
@@ -75,7 +75,18 @@ __all__ = ["VcrpyReader", "assemble_chat_stream", "sse_data"]
 
 _YAML_KEY = re.compile(rb"(?m)^interactions:[ \t]*(?:#.*)?\r?$")
 _YAML_ITEM = re.compile(r"(?m)^-[ \n\r]")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader, with integers Python refuses to convert (over 4,300 digits) kept as text."""
+
+    def huge_int(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return yaml.SafeLoader.construct_yaml_int(self, node)  # type: ignore[arg-type]
+        except ValueError:
+            self.kept_as_text.append(node.start_mark.line + 1)
+            return str(node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.huge_int)
 
 YAML_NODE_BUDGET = 5_000_000
 """The most nodes a cassette's YAML may expand to once its aliases are followed: a real cassette of
@@ -370,6 +381,7 @@ class _Reading(FileReading):
         if body.lstrip().startswith(b"{"):
             return load_json(self.path, body, self.issues), None
         loader = _Loader(body)
+        loader.kept_as_text = []
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -386,6 +398,9 @@ class _Reading(FileReading):
                             line=mark.line + 1 if mark is not None else None) from None
         finally:
             loader.dispose()
+        for line in loader.kept_as_text:
+            self.issues.append(ReadIssue(self.path, line, "", "an integer of more than 4300 digits kept as text",
+                                         "warning"))
         text = body.decode("utf-8", "replace")
         lines = [text.count("\n", 0, m.start()) + 1 for m in _YAML_ITEM.finditer(text)] if "\n-" in text else []
         return doc, lines

@@ -363,7 +363,7 @@ def ordered_recs(recs: list[tuple[Rec, Any]], label: str, seq_key: str, path: st
     prev = -1
     for i, (rec, seq) in enumerate(recs):
         n = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
-        if n is None and isinstance(seq, str) and seq.strip().lstrip("-").isdigit():
+        if n is None and isinstance(seq, str) and seq.strip().lstrip("-").isdigit() and len(seq) < 40:
             n = int(seq)
         if n is None:
             issues.append(ReadIssue(path, rec.line, at_path(rec.where, seq_key), f"run {run}: {label} has no integer "
