@@ -40,7 +40,7 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
-from tracetui.core.readers.otel_attrs import span_fields_from_attributes
+from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, OtlpPayloads, payload_pass
 
 _HEX = frozenset("0123456789abcdef")
 _BOM = b"\xef\xbb\xbf"
@@ -53,9 +53,6 @@ _STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
 _RS_KEYS = ("resourceSpans", "resource_spans")
 _SS_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 _SCOPE_KEYS = ("scope", "instrumentationLibrary", "instrumentation_library")
-_MESSAGE_EVENTS = frozenset({
-    "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
-    "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
 
 
 class BadValue(Exception):
@@ -257,6 +254,8 @@ class OtlpJsonReader:
     name = "otlp-json"
     content_hint = OTEL_CONTENT_WHY
     """Why spans lack content here: GenAI instrumentations capture it only when asked."""
+    lazy_min_bytes = LAZY_MIN_BYTES
+    """Files this big or bigger are read in two passes (``otlp_lazy``): ``LazySpan``s."""
 
     def sniff(self, head: bytes) -> bool:
         """An object or array whose first 64 KiB name ``resourceSpans`` (or ``resource_spans``) as a key."""
@@ -270,7 +269,7 @@ class OtlpJsonReader:
         Raises:
             ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
         """
-        return _Reading(path).run(data)
+        return _Reading(path, lazy=len(data) >= self.lazy_min_bytes).run(data)
 
 
 def status_code(code: Any) -> Status | None:
@@ -289,8 +288,9 @@ def status_code(code: Any) -> Status | None:
 class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lazy: bool = False) -> None:
         super().__init__(path)
+        self.lazy = OtlpPayloads() if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
 
@@ -403,29 +403,17 @@ class _Reading(FileReading):
         attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
         ev = sp.get("events")
         events = self._events(ev, where, line) if ev else []
-        kind, data, left, error_type = span_fields_from_attributes(
-            name, attrs, events, status_error=status is Status.ERROR)
         k_raw = sp.get("kind")
         otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
-        if otel_kind is not None:
-            left["otel.span_kind"] = otel_kind
-        if status_msg:
-            left["otel.status_message"] = status_msg
-        if service is not None and "service.name" not in left:
-            left["service.name"] = service
-        if scope_name:
-            left["otel.scope.name"] = scope_name
-        flags = sp.get("flags")
-        if type(flags) is int and flags:
-            left["otel.flags"] = flags  # bits 8-9: the parent is remote (triage: not an orphan)
-        if events:
-            kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
-            if kept:
-                left["otel.events"] = kept
-        # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
-        # data, attributes, trace_id, line), cheaper than keywords
-        span = Span(sid, parent, -1, kind, name or kind.value, start, end, status, error_type,
-                    data, left, tid, line)
+        extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))
+        if self.lazy is not None:  # a big file: the payload pass on first use (otlp_lazy)
+            span: Span = self.lazy.span(sid, parent, name, start, end, status, attrs, events, extras, tid, line)
+        else:
+            kind, data, left, error_type = payload_pass(name, attrs, events, status is Status.ERROR, extras)
+            # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
+            # data, attributes, trace_id, line), cheaper than keywords
+            span = Span(sid, parent, -1, kind, name or kind.value, start, end, status, error_type,
+                        data, left, tid, line)
         run = self.runs.get(tid)
         if run is None:
             run = self.runs[tid] = RunSpans(trace_id=tid)
