@@ -23,7 +23,9 @@ Values: ids in hex of any case (also ``0x``-prefixed, or base64 as protobuf's
 ``MessageToJson`` writes them) become lowercase hex; timestamps as strings or
 numbers become int ns; ``kind`` and ``status.code`` as ints or enum names.
 Attributes are decoded from AnyValue and mapped by
-``otel_attrs.span_fields_from_attributes``. Every trace id becomes one run, in
+``otel_attrs.span_fields_from_attributes`` (``otlp_lazy.payload_pass``); in a file of
+``otlp_lazy.LAZY_MIN_BYTES`` or more only what alignment needs is mapped while reading,
+the rest on a span's first read (``LazySpan``). Every trace id becomes one run, in
 file order; ``seq`` is left to ``read_trace`` (derived from ``start_ns``).
 """
 
