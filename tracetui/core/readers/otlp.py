@@ -25,7 +25,9 @@ numbers become int ns; ``kind`` and ``status.code`` as ints or enum names.
 Attributes are decoded from AnyValue and mapped by
 ``otel_attrs.span_fields_from_attributes`` (``otlp_lazy.payload_pass``); in a file of
 ``otlp_lazy.LAZY_MIN_BYTES`` or more only what alignment needs is mapped while reading,
-the rest on a span's first read (``LazySpan``). Every trace id becomes one run, in
+the rest on a span's first read (``LazySpan``), and the file is decoded by msgspec into
+typed Structs with big outputs kept as bytes (``otlp_fast``; this careful path whenever
+that may read it differently). Every trace id becomes one run, in
 file order; ``seq`` is left to ``read_trace`` (derived from ``start_ns``).
 """
 
@@ -42,6 +44,7 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
+from tracetui.core.readers.otlp_fast import Doubt, documents
 from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, OtlpPayloads, payload_pass
 
 _HEX = frozenset("0123456789abcdef")
@@ -271,7 +274,13 @@ class OtlpJsonReader:
         Raises:
             ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
         """
-        return _Reading(path, lazy=len(data) >= self.lazy_min_bytes).run(data)
+        if len(data) < self.lazy_min_bytes:
+            return _Reading(path).run(data)
+        try:  # a big file: msgspec Structs, payloads kept as bytes (otlp_fast); the careful path when in doubt
+            values, several = documents(data, anyvalue)
+            return _Reading(path, lazy=True).records(values, several)
+        except (Doubt, BadValue):
+            return _Reading(path, lazy=True).run(data)
 
 
 def status_code(code: Any) -> Status | None:
@@ -300,6 +309,10 @@ class _Reading(FileReading):
 
     def run(self, data: bytes) -> ReaderOutput:
         values, several = load_json_or_jsonl(self.path, data, self.issues)
+        return self.records(values, several)
+
+    def records(self, values: Any, several: bool) -> ReaderOutput:
+        """The runs of the file's ``(line, value)`` pairs (``jsondoc.load_json_or_jsonl``'s)."""
         if several:  # Collector JSON Lines: one export request a line
             loaded = 0
             for lineno, obj in values:

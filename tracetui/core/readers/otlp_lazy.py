@@ -26,9 +26,11 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from msgspec import Raw
 
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.otlp_fast import decoded
 from tracetui.core.readers.otel_attrs import (
     VOLATILE_ONLY_ATTRIBUTES,
     key_fields_from_attributes,
@@ -87,9 +89,16 @@ def signature(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], st
     kept = attrs if _VOLATILE.isdisjoint(attrs) else {k: v for k, v in attrs.items() if k not in _VOLATILE}
     ev = [(e["name"], e["attributes"]) for e in events] if events else None
     try:
-        return hash((1, _dumps((name, status_error, kept, ev))))
+        return hash((1, _dumps((name, status_error, kept, ev), default=_raw)))
     except TypeError:
         return None
+
+
+def _raw(v: Any) -> Any:
+    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON text, marked (never equal to a decoded value)."""
+    if type(v) is Raw:
+        return {"\x00raw": bytes(v).decode()}
+    raise TypeError
 
 
 _new = object.__new__
@@ -128,6 +137,8 @@ class OtlpPayloads:
             raise RuntimeError(f"span {span.span_id}: payload pass run twice")
         self.pending[i] = None
         name, attrs, events, err, extras = got
+        if any(type(v) is Raw for v in attrs.values()):  # payloads otlp_fast kept as bytes
+            attrs = {k: decoded(v) if type(v) is Raw else v for k, v in attrs.items()}
         _kind, data, left, _error_type = payload_pass(name, attrs, events, err, extras)
         span.attributes = left
         return data
