@@ -13,13 +13,13 @@ a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
 
 Whenever the careful path (``jsondoc``) could read the file differently or report
 something, ``documents`` raises ``Doubt`` before the first value and the reader
-falls back to it: a BOM; snake_case or legacy keys (``resource_spans``,
-``instrumentationLibrarySpans``...); anything msgspec refuses (not JSON, bare
+falls back to it: a BOM; anything msgspec refuses (not JSON, bare
 ``NaN``, an attribute without a string key, a torn last line); a document that is
 not one line or a top-level array; a line without ``resourceSpans``; an integer
 beyond 64 bits outside the kept payloads; and a count of ``:`` in the file that the
 decoded Structs, written back, do not reach (a duplicate key, whose dropped value
-takes a colon with it, or a field the Structs do not name). ``BadValue`` from an
+takes a colon with it, or a field the Structs do not name: snake_case or legacy keys such as
+``resource_spans`` or ``instrumentationLibrarySpans``). ``BadValue`` from an
 attribute raises while yielding: the reader starts again on the careful path.
 
 Known blind spot: a duplicate key or an integer beyond 64 bits *inside* a kept
@@ -43,9 +43,6 @@ RAW_MIN_BYTES = 256
 """A kept payload's least size (its AnyValue's JSON): smaller values are decoded at once."""
 
 _BOM = b"\xef\xbb\xbf"
-_LEGACY = (b'"resource_spans"', b'"scope_spans"', b'"instrumentationLibrarySpans"', b'"instrumentation_library',
-           b'"span_id"', b'"trace_id"', b'"parent_span_id"', b'"start_time_unix_nano"', b'"end_time_unix_nano"',
-           b'"time_unix_nano"', b'"string_value"')
 _STR_HEAD = re.compile(rb'\{\s*"stringValue"\s*:\s*"').match
 _STR_TAIL = re.compile(rb'.*"\s*\}\Z', re.S).match  # from 64 bytes before the end
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
@@ -134,7 +131,7 @@ def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tup
     Raises:
         Doubt: the careful path may read the file differently (module docstring).
     """
-    if data[:3] == _BOM or any(n in data for n in _LEGACY):
+    if data[:3] == _BOM:
         raise Doubt
     body = data.rstrip()
     several = b"\n" in body
@@ -191,9 +188,11 @@ def _decoded(text: bytes) -> TracesData:
 
 def _odd(sp: Span) -> bool:
     """Whether an integer beyond 64 bits is in a span's values decoded here (not its attributes)."""
-    for v in (sp.traceId, sp.spanId, sp.parentSpanId, sp.startTimeUnixNano, sp.endTimeUnixNano, sp.kind, sp.flags):
+    for v in (sp.startTimeUnixNano, sp.endTimeUnixNano, sp.traceId, sp.spanId, sp.parentSpanId, sp.flags):
         if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
             return True
+    if type(sp.kind) is int and not _INT_MIN <= sp.kind <= _INT_MAX:
+        return True
     st = sp.status
     if st is not UNSET and not (type(st) is dict and len(st) == 1 and type(st.get("code")) is int
                                 and 0 <= st["code"] <= 2) and _big(st):
@@ -269,8 +268,8 @@ class _Flat:
             if not key:
                 raise Doubt  # the careful path reports it
             if keep and key in RAW_KEYS and len(raw) >= RAW_MIN_BYTES:
-                b = bytes(raw)
-                if _STR_HEAD(b) and _STR_TAIL(b, len(b) - 64) and b.count(b'"stringValue"') == 1:
+                b = memoryview(raw)  # no copy
+                if _STR_HEAD(b) and _STR_TAIL(b, len(b) - 64):  # {"stringValue": "..."} (a JSON value: checked)
                     out[key] = raw
                     continue
             v = _decode_any(raw)
