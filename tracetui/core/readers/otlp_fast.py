@@ -47,6 +47,7 @@ _STR_HEAD = re.compile(rb'\{\s*"stringValue"\s*:\s*"').match
 _STR_TAIL = re.compile(rb'.*"\s*\}\Z', re.S).match  # from 64 bytes before the end
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
 _CHUNK = 2048
+_SMALL = 1 << 20
 
 
 class Doubt(Exception):
@@ -161,6 +162,15 @@ def _decoded(text: bytes) -> TracesData:
     doc = _decode_doc(text)
     if doc.resourceSpans is UNSET:
         raise Doubt
+    if len(text) < _SMALL:  # a Collector line: written back whole
+        for rs in doc.resourceSpans:
+            for ss in rs.scopeSpans or ():
+                for sp in ss.spans or ():
+                    if _odd(sp):
+                        raise Doubt
+        if _encode(doc).count(b":") != text.count(b":"):
+            raise Doubt
+        return doc
     n = 0
     held = []
     for rs in doc.resourceSpans:
@@ -261,8 +271,11 @@ class _Flat:
         return d
 
     def attrs(self, kvs: Any, keep: bool = False) -> dict[str, Any]:
-        """``{key: value}``, as ``readers.otlp`` decodes a KeyValue list; a kept payload as its Raw."""
+        """``{key: value}``, as ``readers.otlp`` decodes a KeyValue list; a kept payload as its Raw.
+
+        The values not kept are parsed in one msgspec call (a JSON array of their bytes)."""
         out: dict[str, Any] = {}
+        keys, raws = [], []
         for kv in kvs:
             key, raw = kv.key, kv.value
             if not key:
@@ -272,15 +285,31 @@ class _Flat:
                 if _STR_HEAD(b) and _STR_TAIL(b, len(b) - 64):  # {"stringValue": "..."} (a JSON value: checked)
                     out[key] = raw
                     continue
-            v = _decode_any(raw)
-            if type(v) is dict and len(v) == 1:
-                s = v.get("stringValue")
-                if type(s) is str:
-                    out[key] = s
-                    continue
-            if _big(v):
-                raise Doubt
-            out[key] = self.anyvalue(v)
+            out[key] = None  # the file's order
+            keys.append(key)
+            raws.append(raw)
+        if len(out) < len(kvs):  # a key written twice: the last wins, in order
+            return self.one_by_one(kvs, keep)
+        if raws:
+            anyvalue = self.anyvalue
+            for key, v in zip(keys, _decode_any(b"[" + b",".join(raws) + b"]")):
+                if type(v) is dict and len(v) == 1:
+                    s = v.get("stringValue")
+                    if type(s) is str:
+                        out[key] = s
+                        continue
+                if _big(v):
+                    raise Doubt
+                out[key] = anyvalue(v)
+        return out
+
+    def one_by_one(self, kvs: Any, keep: bool) -> dict[str, Any]:
+        """``attrs`` for a list that names a key twice."""
+        out: dict[str, Any] = {}
+        for kv in kvs:
+            got = self.attrs([kv], keep)
+            out.pop(kv.key, None)
+            out.update(got)
         return out
 
 
