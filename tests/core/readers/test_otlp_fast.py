@@ -60,7 +60,7 @@ def test_fast_path_reads_what_the_careful_path_reads(form: str, tmp_path: Path,
     values, several = documents(path.read_bytes(), anyvalue)
     got = [v for _, v in values]
     assert several is (form == "jsonl")
-    attrs = got[0]["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    attrs = list(got[0]["resourceSpans"][0]["scopeSpans"][0]["spans"])
     assert type(attrs[0]["attributes"]["gen_ai.output.messages"]) is Raw  # kept as bytes
     assert type(attrs[1]["attributes"]["gen_ai.tool.call.result"]) is Raw
     assert attrs[1]["attributes"]["retries"] == 2 and attrs[1]["attributes"]["tags"] == ["a", "b"]
@@ -78,7 +78,10 @@ def test_fast_path_reads_what_the_careful_path_reads(form: str, tmp_path: Path,
 ])
 def test_doubt_falls_back_to_the_careful_path(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(Doubt):
-        list(documents(text.encode(), anyvalue)[0])
+        for _, v in documents(text.encode(), anyvalue)[0]:
+            for rs in v["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    list(ss["spans"])
     path = tmp_path / "t.json"
     path.write_text(text)
     _same(path, monkeypatch)

@@ -44,7 +44,7 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
-from tracetui.core.readers.otlp_fast import Doubt, documents
+from tracetui.core.readers.otlp_fast import Doubt, SpanDicts, documents
 from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, OtlpPayloads, payload_pass
 
 _HEX = frozenset("0123456789abcdef")
@@ -304,6 +304,7 @@ class _Reading(FileReading):
         self.lazy = OtlpPayloads() if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
+        self.shared: dict[Any, Any] = {}  # equal values kept once (trace ids, extras)
 
     # -- envelope -------------------------------------------------------------------
 
@@ -369,7 +370,7 @@ class _Reading(FileReading):
                 scope = next((ss[k] for k in _SCOPE_KEYS if isinstance(ss.get(k), dict)), None)
                 scope_name = scope.get("name") if scope else None
                 spans = ss.get("spans")
-                if type(spans) is list and all(type(sp) is dict for sp in spans):
+                if type(spans) is SpanDicts or type(spans) is list and all(type(sp) is dict for sp in spans):
                     span = self._span  # the usual case: no generator, paths built only for issues
                     for k, sp in enumerate(spans):
                         span(sp, p_ss, k, line, service, scope_name)
@@ -389,6 +390,7 @@ class _Reading(FileReading):
         if problem:
             self.issue(line, f"{where}.spanId", problem, "warning")
         tid, problem = normalize_id(_get(sp, "traceId", "trace_id"), 16)
+        tid = self.shared.setdefault(tid, tid)
         if problem:
             self.issue(line, f"{where}.traceId", problem, "warning")
         elif tid is None:
@@ -421,6 +423,10 @@ class _Reading(FileReading):
         k_raw = sp.get("kind")
         otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
         extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))
+        try:
+            extras = self.shared.setdefault(extras, extras)  # one tuple for the many spans alike
+        except TypeError:  # flags as a list or object: kept as is
+            pass
         if self.lazy is not None:  # a big file: the payload pass on first use (otlp_lazy)
             span: Span = self.lazy.span(sid, parent, name, start, end, status, attrs, events, extras, tid, line)
         else:

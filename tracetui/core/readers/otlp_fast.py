@@ -29,13 +29,14 @@ payload is read as the careful path reads it (last value; exact) but not reporte
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Union
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "documents"]
+__all__ = ["RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
 
 RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value"})
 """Attributes the cheap pass (``otel_attrs.key_fields_from_attributes``) never reads."""
@@ -48,6 +49,10 @@ _STR_TAIL = re.compile(rb'.*"\s*\}\Z', re.S).match  # from 64 bytes before the e
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
 _CHUNK = 2048
 _SMALL = 1 << 20
+_SHORT = 64
+"""Strings this long or shorter (span names, trace ids, short attribute values) are interned: a 1M-span
+file repeats a few of them a million times."""
+_intern = sys.intern
 
 
 class Doubt(Exception):
@@ -224,6 +229,23 @@ def _big(v: Any) -> bool:
     return False
 
 
+class SpanDicts:
+    """A scope's spans as the reader's dicts, each built when reached; its Struct dropped then
+    (the Structs and the dicts of a whole document never exist at once)."""
+
+    __slots__ = ("make", "structs")
+
+    def __init__(self, structs: list[Span], make: Callable[[Span], dict[str, Any]]) -> None:
+        self.structs, self.make = structs, make
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        structs, make = self.structs, self.make
+        self.structs = []
+        for i, sp in enumerate(structs):
+            structs[i] = None  # type: ignore[call-overload]
+            yield make(sp)
+
+
 class _Flat:
     """Documents as Structs to ``{"resourceSpans": [...]}`` with flat attribute dicts."""
 
@@ -248,11 +270,10 @@ class _Flat:
                     if ss.scope is not UNSET:
                         s["scope"] = {"name": ss.scope.name} if ss.scope.name is not UNSET else {}
                     if ss.spans is not UNSET:
-                        s["spans"] = [self.span(sp) for sp in ss.spans]
+                        s["spans"] = SpanDicts(ss.spans, self.span)
                     sss.append(s)
                 d["scopeSpans"] = sss
             out.append(d)
-        doc.resourceSpans = []  # the Structs are not needed again
         return {"resourceSpans": out}
 
     def span(self, sp: Span) -> dict[str, Any]:
@@ -261,6 +282,10 @@ class _Flat:
             ("traceId", sp.traceId), ("spanId", sp.spanId), ("parentSpanId", sp.parentSpanId), ("name", sp.name),
             ("kind", sp.kind), ("startTimeUnixNano", sp.startTimeUnixNano), ("endTimeUnixNano", sp.endTimeUnixNano),
             ("status", sp.status), ("flags", sp.flags)) if v is not UNSET}
+        if type(sp.name) is str and len(sp.name) <= _SHORT:
+            d["name"] = _intern(sp.name)
+        if type(sp.traceId) is str:
+            d["traceId"] = _intern(sp.traceId)
         if sp.attributes:
             d["attributes"] = self.attrs(sp.attributes, keep=True)
         if sp.events:
@@ -277,7 +302,7 @@ class _Flat:
         out: dict[str, Any] = {}
         keys, raws = [], []
         for kv in kvs:
-            key, raw = kv.key, kv.value
+            key, raw = _intern(kv.key), kv.value  # a key is one object for the whole file
             if not key:
                 raise Doubt  # the careful path reports it
             if keep and key in RAW_KEYS and len(raw) >= RAW_MIN_BYTES:
@@ -296,7 +321,7 @@ class _Flat:
                 if type(v) is dict and len(v) == 1:
                     s = v.get("stringValue")
                     if type(s) is str:
-                        out[key] = s
+                        out[key] = s if len(s) > _SHORT else _intern(s)  # models, names: one object each
                         continue
                 if _big(v):
                     raise Doubt
