@@ -317,13 +317,13 @@ class _Flat:
             return self.one_by_one(kvs, keep)
         if raws:
             anyvalue = self.anyvalue
-            for key, v in zip(keys, _decode_any(b"[" + b",".join(raws) + b"]")):
+            for key, raw, v in zip(keys, raws, _decode_any(b"[" + b",".join(raws) + b"]")):
                 if type(v) is dict and len(v) == 1:
                     s = v.get("stringValue")
                     if type(s) is str:
                         out[key] = s if len(s) > _SHORT else _intern(s)  # models, names: one object each
                         continue
-                if _big(v):
+                if len(raw) > 20 and _big(v):  # a 20-digit integer needs more bytes
                     raise Doubt
                 out[key] = anyvalue(v)
         return out
