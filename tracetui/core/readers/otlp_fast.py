@@ -7,20 +7,21 @@ msgspec.Raw)``. A value is parsed at once (msgspec, exact integers of any size) 
 decoded as an AnyValue, except a string AnyValue of ``RAW_MIN_BYTES`` or more under a
 key the cheap pass never reads (``RAW_KEYS``: outputs and tool results), which stays
 a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
-(``otlp_lazy.decoded``). ``documents`` yields the same ``(line, object)`` pairs
-``jsondoc.load_json_or_jsonl`` yields, with every ``attributes`` list already flat
-(``{key: value}``), so the reader's own span code runs unchanged.
+(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``). ``documents`` gives the same
+``(line, object)`` pairs ``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed
+document, or JSON Lines), with every ``attributes`` list already flat (``{key: value}``)
+and each scope's spans a ``SpanDicts`` (each span's dict built when reached), so the
+reader's own span code runs unchanged.
 
 Whenever the careful path (``jsondoc``) could read the file differently or report
-something, ``documents`` raises ``Doubt`` before the first value and the reader
-falls back to it: a BOM; anything msgspec refuses (not JSON, bare
-``NaN``, an attribute without a string key, a torn last line); a document that is
-not one line or a top-level array; a line without ``resourceSpans``; an integer
-beyond 64 bits outside the kept payloads; and a count of ``:`` in the file that the
-decoded Structs, written back, do not reach (a duplicate key, whose dropped value
-takes a colon with it, or a field the Structs do not name: snake_case or legacy keys such as
-``resource_spans`` or ``instrumentationLibrarySpans``). ``BadValue`` from an
-attribute raises while yielding: the reader starts again on the careful path.
+something, ``Doubt`` is raised (by ``documents``, or while the values are iterated) and
+the reader starts again on it: a BOM; anything msgspec refuses (not JSON, bare ``NaN``,
+an attribute without a string key, a torn last line, a top-level array); a blank line in
+JSON Lines; a line without ``resourceSpans``; an integer beyond 64 bits outside the kept
+payloads; and a count of ``:`` in the text that the decoded Structs, written back, do not
+reach (a duplicate key, whose dropped value takes a colon with it, or a field the Structs
+do not name: snake_case or legacy keys such as ``resource_spans`` or
+``instrumentationLibrarySpans``). ``BadValue`` from an attribute does the same.
 
 Known blind spot: a duplicate key or an integer beyond 64 bits *inside* a kept
 payload is read as the careful path reads it (last value; exact) but not reported.
