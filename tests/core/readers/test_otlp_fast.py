@@ -75,6 +75,8 @@ def test_fast_path_reads_what_the_careful_path_reads(form: str, tmp_path: Path,
     '{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "0101010101010101", "x": NaN}]}]}]}',
     '{"resource_spans": [{"scope_spans": [{"spans": [{"span_id": "0101010101010101"}]}]}]}',
     '{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "0101010101010101", "unknownField": 1}]}]}]}',
+    '{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "0101010101010101"}]}]}]}\n{"resourceSpans": [{"sc',
+    '{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "0101010101010101"}]}]}]}\n\n{"resourceSpans": []}\n',
 ])
 def test_doubt_falls_back_to_the_careful_path(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(Doubt):

@@ -140,41 +140,56 @@ def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tup
     """
     if data[:3] == _BOM:
         raise Doubt
-    body = data.rstrip()
-    several = b"\n" in body
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":  # no copy of the file (rstrip would make one)
+        end -= 1
+    mv = memoryview(data)
+    nl = data.find(b"\n", 0, end)
+    several = nl >= 0
     if several:  # JSON Lines when the first line is a whole value (jsondoc's rule), else one document
         try:
-            msgspec.json.decode(body[:body.index(b"\n")])
+            _decode_any(mv[:nl])
         except msgspec.DecodeError:
             several = False
+    flat = _Flat(anyvalue)
+    if several:  # each line decoded when reached: one line's Structs at a time
+        return ((i, flat.value(doc)) for i, doc in _lines(data, mv, end)), True
     try:
-        if several:
-            docs = []
-            for i, ln in enumerate(body.split(b"\n"), 1):
-                ln = ln.rstrip(b"\r")
-                if not ln.strip():
-                    raise Doubt
-                docs.append((i, _decoded(ln)))
-        else:
-            docs = [(None if b"\n" in body else 1, _decoded(body))]
+        doc = _decoded(data, mv, 0, end)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise Doubt from None
-    flat = _Flat(anyvalue)
-    return ((i, flat.value(doc)) for i, doc in docs), several
+    return iter([(None if nl >= 0 else 1, flat.value(doc))]), False
 
 
-def _decoded(text: bytes) -> TracesData:
-    """One document as Structs, its colons counted (module docstring)."""
-    doc = _decode_doc(text)
+def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesData]]:
+    """``(line number, Structs)`` of each JSON Lines line; ``Doubt`` on a blank or refused line."""
+    a, i = 0, 1
+    while a <= end:
+        b = data.find(b"\n", a, end)
+        b = end if b < 0 else b
+        stop = b - 1 if b > a and data[b - 1] == 13 else b  # CRLF
+        if stop - a < 64 and not data[a:stop].strip():
+            raise Doubt
+        try:
+            yield i, _decoded(data, mv, a, stop)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Doubt from None
+        a, i = b + 1, i + 1
+
+
+def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
+    """The document ``data[a:b]`` as Structs, its colons counted (module docstring)."""
+    doc = _decode_doc(mv[a:b])
+    colons = data.count(b":", a, b)
     if doc.resourceSpans is UNSET:
         raise Doubt
-    if len(text) < _SMALL:  # a Collector line: written back whole
+    if b - a < _SMALL:  # a Collector line: written back whole
         for rs in doc.resourceSpans:
             for ss in rs.scopeSpans or ():
                 for sp in ss.spans or ():
                     if _odd(sp):
                         raise Doubt
-        if _encode(doc).count(b":") != text.count(b":"):
+        if _encode(doc).count(b":") != colons:
             raise Doubt
         return doc
     n = 0
@@ -197,7 +212,7 @@ def _decoded(text: bytes) -> TracesData:
     n += _encode(doc).count(b":")  # "spans":[] counts the colon the text has
     for ss, spans in held:
         ss.spans = spans
-    if n != text.count(b":"):
+    if n != colons:
         raise Doubt
     return doc
 
