@@ -279,7 +279,7 @@ class OtlpJsonReader:
         try:  # a big file: msgspec Structs, payloads kept as bytes (otlp_fast); the careful path when in doubt
             values, several = documents(data, anyvalue)
             return _Reading(path, lazy=True).records(values, several)
-        except (Doubt, BadValue):
+        except (Doubt, BadValue, RecursionError):  # RecursionError: an AnyValue nested too deeply (reported there)
             return _Reading(path, lazy=True).run(data)
 
 
