@@ -19,6 +19,7 @@ Usage::
     python benchmarks/bench_otlp.py                  # N=100k, D=10, 5 rounds
     python benchmarks/bench_otlp.py -n 20000 --repeat 3
     python benchmarks/bench_otlp.py --only otlp      # one format
+    python benchmarks/bench_otlp.py --before /tmp/old # also an older tree's diff, same rounds
 """
 
 from __future__ import annotations
@@ -104,18 +105,31 @@ def bare(a: Path, b: Path, keep: bool) -> float:
     return dt
 
 
-def diff_process(a: Path, b: Path, python: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of ``tracetui diff A B --format json``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def diff_process(a: Path, b: Path, python: str, tree: Path = ROOT) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of ``tracetui diff A B --format json``, run from ``tree``.
+
+    The peak is ``/usr/bin/time``'s (``%M``): the ``ru_maxrss`` that ``wait4`` gives for a child of this
+    process counts this process's own size at the fork (large after the bare parses), so it is used only
+    when ``/usr/bin/time`` is missing. The child runs in ``tree`` (``python -m`` puts the working
+    directory first on its path).
+    """
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    timer = Path("/usr/bin/time")
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_otlp_time_{os.getpid()}.txt"
+    pre = [str(timer), "-f", "%M", "-o", str(out)] if timer.exists() else []
     t = time.perf_counter()
-    p = subprocess.Popen([python, "-m", "tracetui", "diff", str(a), str(b), "--format", "json"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen([*pre, python, "-m", "tracetui", "diff", str(a.resolve()), str(b.resolve()), "--format",
+                          "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree)
     _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
     err = p.stderr.read() if p.stderr else b""
     if p.returncode not in (0, 1):
         sys.exit(f"tracetui diff failed ({p.returncode}): {err.decode(errors='replace')[-2000:]}")
+    if pre:
+        peak = int(out.read_text().split()[-1]) * 1024
+        out.unlink()
+        return dt, peak
     return dt, usage.ru_maxrss * 1024
 
 
@@ -128,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_data", help="where generated files go")
     ap.add_argument("--only", choices=["tracetui", "otlp"], help="one format only")
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs tracetui")
+    ap.add_argument("--before", type=Path, help="another source tree (holding tracetui/) whose diff is timed in the "
+                    "same rounds, on the same pairs: before/after ratios from one run")
     args = ap.parse_args(argv)
 
     pairs: dict[str, tuple[Path, Path]] = {}
@@ -136,23 +152,26 @@ def main(argv: list[str] | None = None) -> int:
         pairs["tracetui/1"] = (orig, reps[args.edits])
     if args.only != "tracetui":
         pairs["OTLP/JSON"] = ensure_otlp_pair(args.data, args.spans, args.edits, args.seed)
-    figs: dict[str, dict[str, list[float]]] = {k: {"diff": [], "rss": [], "keep": [], "stream": []} for k in pairs}
+    trees = {"": ROOT, **({" before": args.before} if args.before else {})}
+    rows = {name + tag: (pair, tree) for name, pair in pairs.items() for tag, tree in trees.items()}
+    figs: dict[str, dict[str, list[float]]] = {k: {"diff": [], "rss": [], "keep": [], "stream": []} for k in rows}
     for r in range(args.repeat):
-        for name, (a, b) in pairs.items():
+        for name, ((a, b), tree) in rows.items():
             f = figs[name]
-            dt, rss = diff_process(a, b, args.python)
+            dt, rss = diff_process(a, b, args.python, tree)
             f["diff"].append(dt)
             f["rss"].append(rss)
             f["keep"].append(bare(a, b, True))
             f["stream"].append(bare(a, b, False))
-        print(f"round {r + 1}/{args.repeat} done", file=sys.stderr, flush=True)
-    print(f"{args.spans} spans a run, D={args.edits}, medians of {args.repeat}")
-    print(f"{'format':<11} {'MB/file':>8} {'diff s':>7} {'keep s':>7} {'stream s':>8} {'/keep':>6} {'/stream':>7} "
+        print(f"round {r + 1}/{args.repeat} done, load average {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    print(f"{args.spans} spans a run, D={args.edits}, medians of {args.repeat}, "
+          f"load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'format':<18} {'MB/file':>8} {'diff s':>7} {'keep s':>7} {'stream s':>8} {'/keep':>6} {'/stream':>7} "
           f"{'peak MiB':>8} {'/file':>6}")
-    for name, (a, b) in pairs.items():
+    for name, ((a, b), _tree) in rows.items():
         f = {k: statistics.median(v) for k, v in figs[name].items()}
         big = max(a.stat().st_size, b.stat().st_size)
-        print(f"{name:<11} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
+        print(f"{name:<18} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
               f"{f['diff'] / f['keep']:6.2f} {f['diff'] / f['stream']:7.2f} {f['rss'] / 2**20:8.0f} "
               f"{f['rss'] / big:6.2f}")
     return 0

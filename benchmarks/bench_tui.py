@@ -44,6 +44,8 @@ Usage::
     python benchmarks/bench_tui.py                    # N=100k, D=10, 3 repeats
     python benchmarks/bench_tui.py --spans 1000000    # the 1M pair (~4 GB per file)
     python benchmarks/bench_tui.py -n 300 --repeat 1  # quick check
+    python benchmarks/bench_tui.py --otlp             # the same pair as OTLP/JSON
+    python benchmarks/bench_tui.py --otlp --tree DIR  # ... read by tracetui of another tree
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+if os.environ.get("BENCH_TUI_TREE"):  # --tree: the measured process imports tracetui from another tree
+    sys.path.insert(0, os.environ["BENCH_TUI_TREE"])
 
 SIZE = (120, 36)
 PRESSES = 20
@@ -267,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="address-space limit of each measured process (guards a shared machine at 1M)")
     ap.add_argument("--no-prefetch", action="store_true",
                     help="start the read when the app mounts, not before Textual is imported as the CLI does")
+    ap.add_argument("--otlp", action="store_true",
+                    help="the same runs as OTLP/JSON documents (bench_otlp.ensure_otlp_pair) instead of tracetui/1")
+    ap.add_argument("--tree", type=Path, help="measure tracetui as found in this source tree (an older commit)")
     ap.add_argument("--child", nargs=3, metavar=("ORIGINAL", "REPLAY", "LAUNCHED"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -278,7 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(original, replay, float(launched), prefetch=not args.no_prefetch)))
         return 0
 
-    orig, rep = build(args.data, args.spans, args.edits, args.seed)
+    if args.otlp:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_otlp import ensure_otlp_pair
+
+        orig, rep = ensure_otlp_pair(args.data, args.spans, args.edits, args.seed)
+    else:
+        orig, rep = build(args.data, args.spans, args.edits, args.seed)
+    if args.tree:
+        print(f"tracetui from {args.tree}")
     size = orig.stat().st_size + rep.stat().st_size
     print(f"files: {orig.name} + {rep.name}: {size / 1e6:.0f} MB, {args.spans} spans each; D={args.edits}")
     try:
@@ -295,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_prefetch:
             cmd.append("--no-prefetch")
         launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
+        env = {**os.environ, **({"BENCH_TUI_TREE": str(args.tree)} if args.tree else {})}
         proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
-                              check=False, capture_output=True, text=True, timeout=WAIT + 120)
+                              check=False, capture_output=True, text=True, timeout=WAIT + 120, env=env)
         if proc.returncode != 0:
             print(f"measured run failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)
             return 1

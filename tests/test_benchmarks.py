@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -26,3 +28,26 @@ def test_bench_replay_runs_small() -> None:
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "µs/call" in out.stdout and "strict replay" in out.stdout
+
+
+def test_bench_otlp_runs_on_a_small_pair(tmp_path: Path) -> None:
+    """`benchmarks/bench_otlp.py` times both formats' diff, and a second tree's in the same rounds (`--before`)."""
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_otlp.py", "-n", "300", "--repeat", "1", "--data", str(tmp_path),
+         "--before", str(ROOT)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = [line.split()[0:2] for line in out.stdout.splitlines()]
+    assert ["OTLP/JSON", "before"] in rows and ["tracetui/1", "before"] in rows, out.stdout
+    assert "peak MiB" in out.stdout
+
+
+def test_bench_otlp_1m_runs_on_a_small_pair(tmp_path: Path) -> None:
+    """`benchmarks/bench_otlp_1m.py` writes a pair with the edits asked and diffs it under /usr/bin/time."""
+    if not Path("/usr/bin/time").exists():
+        pytest.skip("no /usr/bin/time")
+    out = subprocess.run([sys.executable, "benchmarks/bench_otlp_1m.py", "-n", "400", "--edits", "3", "--data",
+                          str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "divergences 3" in out.stdout, out.stdout

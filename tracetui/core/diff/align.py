@@ -23,7 +23,7 @@ import bisect
 import operator
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Hashable, Iterator, Sequence
+from typing import Any, Hashable, Iterator, Mapping, Sequence
 
 import orjson
 from rapidfuzz import fuzz
@@ -135,9 +135,17 @@ def span_key(span: Span) -> tuple[Any, ...]:
         key = span._key  # type: ignore[attr-defined]
         if key is not None:  # computed by the index loader from the same data
             return key  # type: ignore[no-any-return]
-    kind = span.kind
+        part = span._part  # type: ignore[attr-defined]
+        if part is not None:  # the key's fields, read by the loader (OTLP): the payload stays unread
+            key = span._key = _key_of(span.kind, span.name, part)  # type: ignore[attr-defined]
+            return key
+    return _key_of(span.kind, span.name, span.data)
+
+
+def _key_of(kind: SpanKind, span_name: str, data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``span_key`` of a span of ``kind`` named ``span_name`` whose section is ``data``."""
     if kind is _TOOL:
-        d = span.data
+        d = data
         name = d.get("tool_name")
         args = d.get("arguments")
         if type(args) is dict:
@@ -149,18 +157,17 @@ def span_key(span: Span) -> tuple[Any, ...]:
             digest = _digest(args)
         # The recorded tool_name, as compared (span name only when neither side has one).
         if name is None:
-            name = ("name", span.name)
+            name = ("name", span_name)
         elif type(name) is not str:  # a malformed trace: an object as tool name must not break hashing
             name = _digest(name)
         return ("tool", name, digest)
     if kind is _LLM:
-        return ("llm", span.name, _digest(span.data.get("model")))
+        return ("llm", span_name, _digest(data.get("model")))
     if kind is _RETRIEVAL:
-        d = span.data
-        return ("retrieval", span.name, _digest(d.get("index")), _digest(d.get("query")))
+        return ("retrieval", span_name, _digest(data.get("index")), _digest(data.get("query")))
     if kind is _DECISION:
-        return ("decision", span.name, _digest(span.data.get("decision")))
-    return (_KIND_NAMES[kind], span.name)
+        return ("decision", span_name, _digest(data.get("decision")))
+    return (_KIND_NAMES[kind], span_name)
 
 
 def _group(span: Span) -> tuple[Any, ...]:

@@ -337,7 +337,7 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
     if not indexed and reader.name != "tracetui":  # tracetui/1 holds arguments as the agent passed them
         name_bare_arguments(spans)
     hint = getattr(reader, "content_hint", None)  # optional Reader attribute (base.py)
-    shown = _content_view(spans) if indexed else spans  # LazySpans: what the loader found, payloads unread
+    shown = _content_view(spans)  # LazySpans: what the loader found, payloads unread
     issues.extend(content_issues(shown, p, run.trace_id if named else None, why=hint or NOT_IN_FILE_WHY))
     mask_spans(spans)  # credentials the file carries never reach show/diff/the TUI (readers.mask)
     header = run.header
@@ -355,4 +355,5 @@ def _content_view(spans: list[Span]) -> list[Span]:
         SpanKind.TOOL: Span("", None, 0, SpanKind.TOOL, "", data={"arguments": {}}),
     }
     get = stand_in.get
-    return [get(s.kind, s) if type(s) is LazySpan and not s._miss and s._key is not None else s for s in spans]
+    return [get(s.kind, s) if type(s) is LazySpan and not s._miss and (s._key is not None or s._part is not None)
+            else s for s in spans]

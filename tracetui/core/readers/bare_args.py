@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from tracetui.core.model import Span, SpanKind
+from tracetui.core.readers.lazyspan import LazySpan
 
 __all__ = ["BARE_ARGUMENTS", "name_bare_arguments"]
 
@@ -35,7 +36,7 @@ _TOOL = SpanKind.TOOL
 def name_bare_arguments(spans: list[Span]) -> int:
     """Name each bare-string tool argument the trace names (module docstring), in place on spans
     fresh from a reader (a new ``data`` dict each). Returns how many were named."""
-    bare = [s for s in spans if s.kind is _TOOL and type(s.data.get("arguments")) is str]
+    bare = [s for s in spans if s.kind is _TOOL and type(_arguments(s)) is str]
     if not bare:
         return 0
     by_id: dict[str, tuple[str, Any]] = {}
@@ -62,6 +63,13 @@ def name_bare_arguments(spans: list[Span]) -> int:
         s.attributes = {**s.attributes, BARE_ARGUMENTS: {"value": text, "named_by": how}}
         named += 1
     return named
+
+
+def _arguments(s: Span) -> Any:
+    """A tool span's ``arguments``, from what the OTLP reader's cheap pass read when it did (``LazySpan._part``,
+    equal to the data's): the payload stays unread."""
+    part = s._part if type(s) is LazySpan else None  # type: ignore[attr-defined]
+    return (s.data if part is None else part).get("arguments")
 
 
 def _calls(llm: Span) -> list[Mapping[str, Any]]:

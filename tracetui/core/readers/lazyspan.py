@@ -40,6 +40,9 @@ __all__ = ["LazySpan", "PayloadFile", "make_lazy"]
 _DATA = Span.__dict__["data"]  # the slot of Span.data (a member descriptor)
 _get_data = _DATA.__get__
 _set_data = _DATA.__set__
+_ATTRS = Span.__dict__["attributes"]  # None until the payload pass of a span whose loader deferred it
+_get_attrs = _ATTRS.__get__
+_set_attrs = _ATTRS.__set__
 
 
 class PayloadFile:
@@ -66,19 +69,24 @@ _LOCK = threading.Lock()  # two threads reading one span's payload at once: pars
 class LazySpan(Span):
     """A ``Span`` from the index loader: ``data`` is read from the file on first access.
 
-    Extra attributes (not fields): ``_src`` (``PayloadFile``), ``_off``/``_len``
-    (the line's bytes), ``_key`` (the ``span_key``, or None), ``_sig`` (the
-    payload signature, or None: unknown) and ``_miss`` (the span lacks
-    captured content, as ``content_issues`` decides). A copy made by
-    ``dataclasses.replace`` holds its data and has no key or signature.
+    Extra attributes (not fields): ``_src`` (``PayloadFile``, or any object with a
+    ``load(span) -> data`` method that also sets ``attributes``: the OTLP reader's
+    payload pass), ``_off``/``_len`` (the line's bytes; for another source, what it
+    says), ``_key`` (the ``span_key``, or None), ``_part`` (None, or the fields of
+    ``data`` a span key reads, equal to ``data``'s: ``span_key`` computes the key from
+    them), ``_sig`` (the payload signature, or None: unknown) and ``_miss`` (the span
+    may lack captured content, as ``content_issues`` decides: False only when it
+    surely does not). ``attributes`` may also wait for the first read (None in its
+    slot until then). A copy made by ``dataclasses.replace`` holds its data and has
+    no key or signature; so has a span whose ``data`` is set while ``_part`` is.
     """
 
-    __slots__ = ("_src", "_off", "_len", "_key", "_sig", "_miss")
+    __slots__ = ("_src", "_off", "_len", "_key", "_sig", "_miss", "_part")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # dataclasses.replace, copy, pickle
         self._src = None
         self._off = self._len = 0
-        self._key = self._sig = None
+        self._key = self._sig = self._part = None
         self._miss = False
         Span.__init__(self, *args, **kwargs)
 
@@ -95,7 +103,21 @@ class LazySpan(Span):
 
     @data.setter
     def data(self, value: Mapping[str, Any]) -> None:
+        if self._part is not None:  # the key and signature were of the data as read
+            self._part = self._key = self._sig = None
         _set_data(self, value)
+
+    @property  # type: ignore[override]
+    def attributes(self) -> Mapping[str, Any]:
+        a = _get_attrs(self)
+        if a is None:
+            self.data  # noqa: B018 (the payload pass sets both)
+            a = _get_attrs(self)
+        return a  # type: ignore[no-any-return]
+
+    @attributes.setter
+    def attributes(self, value: Mapping[str, Any]) -> None:
+        _set_attrs(self, value)
 
     @property
     def loaded(self) -> bool:
@@ -106,6 +128,8 @@ class LazySpan(Span):
         src = self._src
         if src is None:
             return {}
+        if type(src) is not PayloadFile:
+            return src.load(self)  # type: ignore[no-any-return]
         raw = src.read(self._off, self._len)
         try:
             obj = orjson.loads(raw)
@@ -150,8 +174,10 @@ def make_lazy(src: PayloadFile, recs: list[Any]) -> list[Any]:
             continue
         s = new(cls)
         (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type,
-         s.attributes, s.trace_id, s.line, s._off, s._len, s._key, s._sig, s._miss) = r
+         attrs, s.trace_id, s.line, s._off, s._len, s._key, s._sig, s._miss) = r
+        _set_attrs(s, attrs)
         _set_data(s, None)
+        s._part = None
         s._src = src
         recs[i] = s
     return recs

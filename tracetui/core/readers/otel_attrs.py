@@ -49,7 +49,8 @@ from tracetui.core.readers.otel_messages import (
     tool_call,
 )
 
-__all__ = ["classify", "indexed_families", "span_fields_from_attributes"]
+__all__ = ["VOLATILE_ONLY_ATTRIBUTES", "classify", "indexed_families", "key_fields_from_attributes",
+           "span_fields_from_attributes"]
 
 _LLM, _TOOL, _RET, _AGENT = SpanKind.LLM, SpanKind.TOOL, SpanKind.RETRIEVAL, SpanKind.AGENT
 _OTHER, _DECISION, _MEMORY = SpanKind.OTHER, SpanKind.DECISION, SpanKind.MEMORY
@@ -232,11 +233,41 @@ def _any_agent_output(value: Any) -> dict[str, Any]:
     return msgs[0] if msgs else {"role": "assistant", "content": None}
 
 
-def _llm(a: _Attrs, events: list[dict[str, Any]]) -> dict[str, Any]:
+_NONE = object()  # "no such attribute" (None is a value parse_json_string may return)
+
+
+def _tool_name(a: _Attrs, name: str) -> str | None:
+    tname = a.first("gen_ai.tool.name", "tool.name", "traceloop.entity.name") or _name_tail(name, "execute_tool")
+    return None if tname is None else str(tname)
+
+
+def _tool_args(a: _Attrs) -> Any:
+    args = a.first("gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments", "input.value",
+                   "traceloop.entity.input")
+    return _NONE if args is None else parse_json_string(args)
+
+
+def _llm_key(a: _Attrs) -> dict[str, Any]:
     d: dict[str, Any] = {}
     model = a.first("gen_ai.request.model", "llm.request.model_name", "llm.model_name", "gen_ai.response.model")
     if model is not None:
         d["model"] = str(model)
+    return d
+
+
+def _retrieval_key(a: _Attrs, name: str) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    index = a.first("gen_ai.data_source.id") or _name_tail(name, "retrieval")
+    if index is not None:
+        d["index"] = str(index)
+    query = a.first("gen_ai.retrieval.query.text", "input.value")
+    if query is not None:
+        d["query"] = parse_json_string(query)
+    return d
+
+
+def _llm(a: _Attrs, events: list[dict[str, Any]]) -> dict[str, Any]:
+    d = _llm_key(a)
     provider = a.first("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
     if provider is not None:
         p = str(provider).lower()
@@ -323,19 +354,18 @@ def _llm(a: _Attrs, events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _tool(a: _Attrs, name: str) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    tname = a.first("gen_ai.tool.name", "tool.name", "traceloop.entity.name") or _name_tail(name, "execute_tool")
+    tname = _tool_name(a, name)
     if tname is not None:
-        d["tool_name"] = str(tname)
+        d["tool_name"] = tname
     version = a.first("gen_ai.tool.version", "tool.version")
     if version is not None:
         d["tool_version"] = str(version)
     cid = a.first("gen_ai.tool.call.id", "tool_call.id", "tool.id")
     if cid is not None:
         d["call_id"] = str(cid)
-    args = a.first("gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments", "input.value",
-                   "traceloop.entity.input")
-    if args is not None:
-        d["arguments"] = parse_json_string(args)
+    args = _tool_args(a)
+    if args is not _NONE:
+        d["arguments"] = args
         try:
             d["args_hash"] = args_hash(d["arguments"])
         except TypeError:
@@ -363,13 +393,7 @@ def _document(item: Any) -> dict[str, Any] | None:
 
 
 def _retrieval(a: _Attrs, name: str) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    index = a.first("gen_ai.data_source.id") or _name_tail(name, "retrieval")
-    if index is not None:
-        d["index"] = str(index)
-    query = a.first("gen_ai.retrieval.query.text", "input.value")
-    if query is not None:
-        d["query"] = parse_json_string(query)
+    d = _retrieval_key(a, name)
     top_k = _int(a.first("gen_ai.request.top_k", "retrieval.top_k"))
     if top_k is not None:
         d["top_k"] = top_k
@@ -439,6 +463,64 @@ OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 with the span's attribute names (string JSON or structured values)."""
 
 
+def _merged(attrs: Any, events: Iterable[Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
+    if type(attrs) is not dict and not isinstance(attrs, Mapping):
+        attrs = {}
+    events = [e for e in events if isinstance(e, dict)] if events else []
+    for ev in events:
+        if ev.get("name") == OPERATION_DETAILS and isinstance(ev.get("attributes"), Mapping):
+            # GenAI semconv 1.37+: content (gen_ai.input.messages, gen_ai.output.messages,
+            # gen_ai.system_instructions...) on this event instead of the span; the span's own win.
+            extra = {k: v for k, v in ev["attributes"].items() if k not in attrs}
+            if extra:
+                attrs = {**attrs, **extra}
+    return attrs, events
+
+
+VOLATILE_ONLY_ATTRIBUTES = frozenset({
+    "gen_ai.response.id", "gen_ai.tool.call.id", "tool_call.id", "tool.id", *(k for _, keys in _USAGE for k in keys)})
+"""Attributes the mapping reads only into volatile fields (``usage``, ``response_id``, ``call_id``):
+two spans whose other attributes, name, events and status agree map to the same compared fields."""
+
+
+def key_fields_from_attributes(
+    name: str, attrs: Mapping[str, Any], events: Iterable[dict[str, Any]] = (), *, status_error: bool | None = None,
+) -> tuple[SpanKind, str | None, dict[str, Any], bool]:
+    """The cheap half of ``span_fields_from_attributes``: what alignment needs, payloads left alone.
+
+    Returns:
+        ``(kind, error_type, key_data, maybe_missing)``: kind and error type exactly as
+        ``span_fields_from_attributes`` returns them; ``key_data`` the fields of the kind's
+        section a span key reads (tool: ``tool_name``, ``arguments``; llm: ``model``;
+        retrieval: ``index``, ``query``; others: none), equal to that section's; and
+        ``maybe_missing``, False only when the section surely holds captured content
+        (``readers.tree.content_issues``: a tool's arguments, an llm's first input message with content).
+    """
+    attrs, events = _merged(attrs, events)
+    a = _Attrs(attrs)
+    kind = classify(name, attrs, a.families)
+    part: dict[str, Any] = {}
+    miss = kind is _LLM or kind is _TOOL
+    if kind is _TOOL:
+        tname = _tool_name(a, name)
+        if tname is not None:
+            part["tool_name"] = tname
+        args = _tool_args(a)
+        if args is not _NONE:
+            part["arguments"] = args
+            miss = args is None
+    elif kind is _LLM:
+        part = _llm_key(a)
+        msgs = parse_json_string(a.first("gen_ai.input.messages"))
+        if type(msgs) is list and msgs:
+            first = normalize_message(msgs[0])
+            miss = not (first and first[0].get("content"))
+    elif kind is _RET:
+        part = _retrieval_key(a, name)
+    return kind, _error_type(a, events, status_error), part, miss
+
+
+
 def span_fields_from_attributes(
     name: str,
     attrs: Mapping[str, Any],
@@ -469,16 +551,7 @@ def span_fields_from_attributes(
         comes from ``error.type`` or an exception event, else None.
         Never raises on odd values: what cannot be mapped stays in the leftovers.
     """
-    if type(attrs) is not dict and not isinstance(attrs, Mapping):
-        attrs = {}
-    events = [e for e in events if isinstance(e, dict)] if events else []
-    for ev in events:
-        if ev.get("name") == OPERATION_DETAILS and isinstance(ev.get("attributes"), Mapping):
-            # GenAI semconv 1.37+: content (gen_ai.input.messages, gen_ai.output.messages,
-            # gen_ai.system_instructions...) on this event instead of the span; the span's own win.
-            extra = {k: v for k, v in ev["attributes"].items() if k not in attrs}
-            if extra:
-                attrs = {**attrs, **extra}
+    attrs, events = _merged(attrs, events)
     a = _Attrs(attrs)
     kind = classify(name, attrs, a.families)
     if kind is _LLM:

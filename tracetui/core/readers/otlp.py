@@ -23,7 +23,11 @@ Values: ids in hex of any case (also ``0x``-prefixed, or base64 as protobuf's
 ``MessageToJson`` writes them) become lowercase hex; timestamps as strings or
 numbers become int ns; ``kind`` and ``status.code`` as ints or enum names.
 Attributes are decoded from AnyValue and mapped by
-``otel_attrs.span_fields_from_attributes``. Every trace id becomes one run, in
+``otel_attrs.span_fields_from_attributes`` (``otlp_lazy.payload_pass``); in a file of
+``otlp_lazy.LAZY_MIN_BYTES`` or more only what alignment needs is mapped while reading,
+the rest on a span's first read (``LazySpan``), and the file is decoded by msgspec into
+typed Structs with big outputs kept as bytes (``otlp_fast``; this careful path whenever
+that may read it differently). Every trace id becomes one run, in
 file order; ``seq`` is left to ``read_trace`` (derived from ``start_ns``).
 """
 
@@ -40,7 +44,8 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
-from tracetui.core.readers.otel_attrs import span_fields_from_attributes
+from tracetui.core.readers.otlp_fast import Doubt, SpanDicts, documents
+from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, OtlpPayloads, payload_pass
 
 _HEX = frozenset("0123456789abcdef")
 _BOM = b"\xef\xbb\xbf"
@@ -53,9 +58,6 @@ _STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
 _RS_KEYS = ("resourceSpans", "resource_spans")
 _SS_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 _SCOPE_KEYS = ("scope", "instrumentationLibrary", "instrumentation_library")
-_MESSAGE_EVENTS = frozenset({
-    "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
-    "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
 
 
 class BadValue(Exception):
@@ -257,6 +259,8 @@ class OtlpJsonReader:
     name = "otlp-json"
     content_hint = OTEL_CONTENT_WHY
     """Why spans lack content here: GenAI instrumentations capture it only when asked."""
+    lazy_min_bytes = LAZY_MIN_BYTES
+    """Files this big or bigger are read in two passes (``otlp_lazy``): ``LazySpan``s."""
 
     def sniff(self, head: bytes) -> bool:
         """An object or array whose first 64 KiB name ``resourceSpans`` (or ``resource_spans``) as a key."""
@@ -270,7 +274,13 @@ class OtlpJsonReader:
         Raises:
             ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
         """
-        return _Reading(path).run(data)
+        if len(data) < self.lazy_min_bytes:
+            return _Reading(path).run(data)
+        try:  # a big file: msgspec Structs, payloads kept as bytes (otlp_fast); the careful path when in doubt
+            values, several = documents(data, anyvalue)
+            return _Reading(path, lazy=True).records(values, several)
+        except (Doubt, BadValue, RecursionError):  # RecursionError: an AnyValue nested too deeply (reported there)
+            return _Reading(path, lazy=True).run(data)
 
 
 def status_code(code: Any) -> Status | None:
@@ -289,15 +299,21 @@ def status_code(code: Any) -> Status | None:
 class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lazy: bool = False) -> None:
         super().__init__(path)
+        self.lazy = OtlpPayloads() if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
+        self.shared: dict[Any, Any] = {}  # equal values kept once (trace ids, extras)
 
     # -- envelope -------------------------------------------------------------------
 
     def run(self, data: bytes) -> ReaderOutput:
         values, several = load_json_or_jsonl(self.path, data, self.issues)
+        return self.records(values, several)
+
+    def records(self, values: Any, several: bool) -> ReaderOutput:
+        """The runs of the file's ``(line, value)`` pairs (``jsondoc.load_json_or_jsonl``'s)."""
         if several:  # Collector JSON Lines: one export request a line
             loaded = 0
             for lineno, obj in values:
@@ -354,7 +370,7 @@ class _Reading(FileReading):
                 scope = next((ss[k] for k in _SCOPE_KEYS if isinstance(ss.get(k), dict)), None)
                 scope_name = scope.get("name") if scope else None
                 spans = ss.get("spans")
-                if type(spans) is list and all(type(sp) is dict for sp in spans):
+                if type(spans) is SpanDicts or type(spans) is list and all(type(sp) is dict for sp in spans):
                     span = self._span  # the usual case: no generator, paths built only for issues
                     for k, sp in enumerate(spans):
                         span(sp, p_ss, k, line, service, scope_name)
@@ -374,6 +390,7 @@ class _Reading(FileReading):
         if problem:
             self.issue(line, f"{where}.spanId", problem, "warning")
         tid, problem = normalize_id(_get(sp, "traceId", "trace_id"), 16)
+        tid = self.shared.setdefault(tid, tid)
         if problem:
             self.issue(line, f"{where}.traceId", problem, "warning")
         elif tid is None:
@@ -403,29 +420,21 @@ class _Reading(FileReading):
         attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
         ev = sp.get("events")
         events = self._events(ev, where, line) if ev else []
-        kind, data, left, error_type = span_fields_from_attributes(
-            name, attrs, events, status_error=status is Status.ERROR)
         k_raw = sp.get("kind")
         otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
-        if otel_kind is not None:
-            left["otel.span_kind"] = otel_kind
-        if status_msg:
-            left["otel.status_message"] = status_msg
-        if service is not None and "service.name" not in left:
-            left["service.name"] = service
-        if scope_name:
-            left["otel.scope.name"] = scope_name
-        flags = sp.get("flags")
-        if type(flags) is int and flags:
-            left["otel.flags"] = flags  # bits 8-9: the parent is remote (triage: not an orphan)
-        if events:
-            kept = [e for e in events if e["name"] not in _MESSAGE_EVENTS]
-            if kept:
-                left["otel.events"] = kept
-        # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
-        # data, attributes, trace_id, line), cheaper than keywords
-        span = Span(sid, parent, -1, kind, name or kind.value, start, end, status, error_type,
-                    data, left, tid, line)
+        extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))
+        try:
+            extras = self.shared.setdefault(extras, extras)  # one tuple for the many spans alike
+        except TypeError:  # flags as a list or object: kept as is
+            pass
+        if self.lazy is not None:  # a big file: the payload pass on first use (otlp_lazy)
+            span: Span = self.lazy.span(sid, parent, name, start, end, status, attrs, events, extras, tid, line)
+        else:
+            kind, data, left, error_type = payload_pass(name, attrs, events, status is Status.ERROR, extras)
+            # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
+            # data, attributes, trace_id, line), cheaper than keywords
+            span = Span(sid, parent, -1, kind, name or kind.value, start, end, status, error_type,
+                        data, left, tid, line)
         run = self.runs.get(tid)
         if run is None:
             run = self.runs[tid] = RunSpans(trace_id=tid)

@@ -1,0 +1,359 @@
+"""A big OTLP/JSON file decoded with msgspec: typed Structs, big attribute payloads left as bytes.
+
+``readers.otlp`` reads a file of ``otlp_lazy.LAZY_MIN_BYTES`` or more through
+``documents``: the document (or each Collector JSON Lines line) is decoded by
+``msgspec.json`` into the Structs below, each attribute a ``KeyValue(key, value:
+msgspec.Raw)``. A value is parsed at once (msgspec, exact integers of any size) and
+decoded as an AnyValue, except a string AnyValue of ``RAW_MIN_BYTES`` or more under a
+key the cheap pass never reads (``RAW_KEYS``: outputs and tool results), which stays
+a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
+(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``). ``documents`` gives the same
+``(line, object)`` pairs ``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed
+document, or JSON Lines), with every ``attributes`` list already flat (``{key: value}``)
+and each scope's spans a ``SpanDicts`` (each span's dict built when reached), so the
+reader's own span code runs unchanged.
+
+Whenever the careful path (``jsondoc``) could read the file differently or report
+something, ``Doubt`` is raised (by ``documents``, or while the values are iterated) and
+the reader starts again on it: a BOM; anything msgspec refuses (not JSON, bare ``NaN``,
+an attribute without a string key, a torn last line, a top-level array); a blank line in
+JSON Lines; a line without ``resourceSpans``; an integer beyond 64 bits outside the kept
+payloads; and a count of ``:`` in the text that the decoded Structs, written back, do not
+reach (a duplicate key, whose dropped value takes a colon with it, or a field the Structs
+do not name: snake_case or legacy keys such as ``resource_spans`` or
+``instrumentationLibrarySpans``). ``BadValue`` from an attribute does the same.
+
+Known blind spot: a duplicate key or an integer beyond 64 bits *inside* a kept
+payload is read as the careful path reads it (last value; exact) but not reported.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, Union
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+__all__ = ["RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
+
+RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value"})
+"""Attributes the cheap pass (``otel_attrs.key_fields_from_attributes``) never reads."""
+RAW_MIN_BYTES = 256
+"""A kept payload's least size (its AnyValue's JSON): smaller values are decoded at once."""
+
+_BOM = b"\xef\xbb\xbf"
+_STR_HEAD = re.compile(rb'\{\s*"stringValue"\s*:\s*"').match
+_STR_TAIL = re.compile(rb'.*"\s*\}\Z', re.S).match  # from 64 bytes before the end
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+_CHUNK = 2048
+_SMALL = 1 << 20
+_SHORT = 64
+"""Strings this long or shorter (span names, trace ids, short attribute values) are interned: a 1M-span
+file repeats a few of them a million times."""
+_intern = sys.intern
+
+
+class Doubt(Exception):
+    """The careful path (``jsondoc``) may read this file differently or report something: use it."""
+
+
+class KeyValue(msgspec.Struct):
+    key: str
+    value: Raw = Raw(b"null")
+
+
+class Event(msgspec.Struct):
+    name: Any = UNSET
+    timeUnixNano: Any = UNSET
+    attributes: Union[list[KeyValue], UnsetType] = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class Span(msgspec.Struct):
+    traceId: Any = UNSET
+    spanId: Any = UNSET
+    parentSpanId: Any = UNSET
+    name: Any = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: Any = UNSET
+    endTimeUnixNano: Any = UNSET
+    attributes: Union[list[KeyValue], UnsetType] = UNSET
+    events: Union[list[Event], UnsetType] = UNSET
+    status: Any = UNSET
+    flags: Any = UNSET
+    traceState: Any = UNSET
+    links: Any = UNSET
+    droppedAttributesCount: Any = UNSET
+    droppedEventsCount: Any = UNSET
+    droppedLinksCount: Any = UNSET
+
+
+class Scope(msgspec.Struct):
+    name: Any = UNSET
+    version: Any = UNSET
+    attributes: Any = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class ScopeSpans(msgspec.Struct):
+    scope: Union[Scope, UnsetType] = UNSET
+    spans: Union[list[Span], UnsetType] = UNSET
+    schemaUrl: Any = UNSET
+
+
+class Resource(msgspec.Struct):
+    attributes: Union[list[KeyValue], UnsetType] = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class ResourceSpans(msgspec.Struct):
+    resource: Union[Resource, UnsetType] = UNSET
+    scopeSpans: Union[list[ScopeSpans], UnsetType] = UNSET
+    schemaUrl: Any = UNSET
+
+
+class TracesData(msgspec.Struct):
+    resourceSpans: Union[list[ResourceSpans], UnsetType] = UNSET
+
+
+_decode_doc = msgspec.json.Decoder(TracesData).decode
+_decode_any = msgspec.json.decode
+_encode = msgspec.json.encode
+
+
+def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tuple[int | None, Any]], bool]:
+    """The file's values as ``jsondoc.load_json_or_jsonl`` gives them, attributes flat.
+
+    Args:
+        data: The whole file.
+        anyvalue: ``readers.otlp.anyvalue`` (an AnyValue to a plain value; raises ``BadValue``).
+
+    Returns:
+        ``(values, several)``: an iterator of ``(line, value)`` (each value built as it
+        is reached; raises ``BadValue`` or ``Doubt`` then) and whether the file is JSON Lines.
+
+    Raises:
+        Doubt: the careful path may read the file differently (module docstring).
+    """
+    if data[:3] == _BOM:
+        raise Doubt
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":  # no copy of the file (rstrip would make one)
+        end -= 1
+    mv = memoryview(data)
+    nl = data.find(b"\n", 0, end)
+    several = nl >= 0
+    if several:  # JSON Lines when the first line is a whole value (jsondoc's rule), else one document
+        try:
+            _decode_any(mv[:nl])
+        except msgspec.DecodeError:
+            several = False
+    flat = _Flat(anyvalue)
+    if several:  # each line decoded when reached: one line's Structs at a time
+        return ((i, flat.value(doc)) for i, doc in _lines(data, mv, end)), True
+    try:
+        doc = _decoded(data, mv, 0, end)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise Doubt from None
+    return iter([(None if nl >= 0 else 1, flat.value(doc))]), False
+
+
+def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesData]]:
+    """``(line number, Structs)`` of each JSON Lines line; ``Doubt`` on a blank or refused line."""
+    a, i = 0, 1
+    while a <= end:
+        b = data.find(b"\n", a, end)
+        b = end if b < 0 else b
+        stop = b - 1 if b > a and data[b - 1] == 13 else b  # CRLF
+        if stop - a < 64 and not data[a:stop].strip():
+            raise Doubt
+        try:
+            yield i, _decoded(data, mv, a, stop)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Doubt from None
+        a, i = b + 1, i + 1
+
+
+def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
+    """The document ``data[a:b]`` as Structs, its colons counted (module docstring)."""
+    doc = _decode_doc(mv[a:b])
+    colons = data.count(b":", a, b)
+    if doc.resourceSpans is UNSET:
+        raise Doubt
+    if b - a < _SMALL:  # a Collector line: written back whole
+        for rs in doc.resourceSpans:
+            for ss in rs.scopeSpans or ():
+                for sp in ss.spans or ():
+                    if _odd(sp):
+                        raise Doubt
+        if _encode(doc).count(b":") != colons:
+            raise Doubt
+        return doc
+    n = 0
+    held = []
+    for rs in doc.resourceSpans:
+        if rs.scopeSpans is UNSET:
+            continue
+        for ss in rs.scopeSpans:
+            spans = ss.spans
+            if spans is UNSET:
+                continue
+            held.append((ss, spans))
+            for i in range(0, len(spans), _CHUNK):  # in chunks: no copy of the whole file at once
+                chunk = spans[i:i + _CHUNK]
+                n += _encode(chunk).count(b":")
+                for sp in chunk:
+                    if _odd(sp):
+                        raise Doubt
+            ss.spans = []
+    n += _encode(doc).count(b":")  # "spans":[] counts the colon the text has
+    for ss, spans in held:
+        ss.spans = spans
+    if n != colons:
+        raise Doubt
+    return doc
+
+
+def _odd(sp: Span) -> bool:
+    """Whether an integer beyond 64 bits is in a span's values decoded here (not its attributes)."""
+    for v in (sp.startTimeUnixNano, sp.endTimeUnixNano, sp.traceId, sp.spanId, sp.parentSpanId, sp.flags):
+        if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
+            return True
+    if type(sp.kind) is int and not _INT_MIN <= sp.kind <= _INT_MAX:
+        return True
+    st = sp.status
+    if st is not UNSET and not (type(st) is dict and len(st) == 1 and type(st.get("code")) is int
+                                and 0 <= st["code"] <= 2) and _big(st):
+        return True
+    if sp.events is not UNSET and any(_big(e.timeUnixNano) or _big(e.name) for e in sp.events):
+        return True
+    return sp.links is not UNSET and _big(sp.links) or _big(sp.traceState) or _big(sp.droppedAttributesCount)
+
+
+def _big(v: Any) -> bool:
+    """Whether an integer beyond 64 bits is anywhere in a plain value."""
+    t = type(v)
+    if t is int:
+        return not _INT_MIN <= v <= _INT_MAX
+    if t is list:
+        return any(_big(x) for x in v)
+    if t is dict:
+        return any(_big(x) for x in v.values())
+    return False
+
+
+class SpanDicts:
+    """A scope's spans as the reader's dicts, each built when reached; its Struct dropped then
+    (the Structs and the dicts of a whole document never exist at once)."""
+
+    __slots__ = ("make", "structs")
+
+    def __init__(self, structs: list[Span], make: Callable[[Span], dict[str, Any]]) -> None:
+        self.structs, self.make = structs, make
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        structs, make = self.structs, self.make
+        self.structs = []
+        for i, sp in enumerate(structs):
+            structs[i] = None  # type: ignore[call-overload]
+            yield make(sp)
+
+
+class _Flat:
+    """Documents as Structs to ``{"resourceSpans": [...]}`` with flat attribute dicts."""
+
+    __slots__ = ("anyvalue",)
+
+    def __init__(self, anyvalue: Callable[[Any], Any]) -> None:
+        self.anyvalue = anyvalue
+
+    def value(self, doc: TracesData) -> dict[str, Any]:
+        """The plain value; raises ``BadValue`` (an attribute ``anyvalue`` refuses) or ``Doubt``."""
+        out = []
+        attrs = self.attrs
+        for rs in doc.resourceSpans:  # type: ignore[union-attr]
+            d: dict[str, Any] = {}
+            if rs.resource is not UNSET:
+                res = rs.resource.attributes
+                d["resource"] = {"attributes": attrs(res)} if res is not UNSET else {}
+            if rs.scopeSpans is not UNSET:
+                sss = []
+                for ss in rs.scopeSpans:
+                    s: dict[str, Any] = {}
+                    if ss.scope is not UNSET:
+                        s["scope"] = {"name": ss.scope.name} if ss.scope.name is not UNSET else {}
+                    if ss.spans is not UNSET:
+                        s["spans"] = SpanDicts(ss.spans, self.span)
+                    sss.append(s)
+                d["scopeSpans"] = sss
+            out.append(d)
+        return {"resourceSpans": out}
+
+    def span(self, sp: Span) -> dict[str, Any]:
+        """A span as the reader's dict (flat attributes)."""
+        d = {k: v for k, v in (
+            ("traceId", sp.traceId), ("spanId", sp.spanId), ("parentSpanId", sp.parentSpanId), ("name", sp.name),
+            ("kind", sp.kind), ("startTimeUnixNano", sp.startTimeUnixNano), ("endTimeUnixNano", sp.endTimeUnixNano),
+            ("status", sp.status), ("flags", sp.flags)) if v is not UNSET}
+        if type(sp.name) is str and len(sp.name) <= _SHORT:
+            d["name"] = _intern(sp.name)
+        if type(sp.traceId) is str:
+            d["traceId"] = _intern(sp.traceId)
+        if sp.attributes:
+            d["attributes"] = self.attrs(sp.attributes, keep=True)
+        if sp.events:
+            attrs = self.attrs
+            d["events"] = [{k: v for k, v in (("name", e.name), ("timeUnixNano", e.timeUnixNano),
+                                              ("attributes", attrs(e.attributes) if e.attributes else UNSET))
+                            if v is not UNSET} for e in sp.events]  # type: ignore[union-attr]
+        return d
+
+    def attrs(self, kvs: Any, keep: bool = False) -> dict[str, Any]:
+        """``{key: value}``, as ``readers.otlp`` decodes a KeyValue list; a kept payload as its Raw.
+
+        The values not kept are parsed in one msgspec call (a JSON array of their bytes)."""
+        out: dict[str, Any] = {}
+        keys, raws = [], []
+        for kv in kvs:
+            key, raw = _intern(kv.key), kv.value  # a key is one object for the whole file
+            if not key:
+                raise Doubt  # the careful path reports it
+            if keep and key in RAW_KEYS and len(raw) >= RAW_MIN_BYTES:
+                b = memoryview(raw)  # no copy
+                if _STR_HEAD(b) and _STR_TAIL(b, len(b) - 64):  # {"stringValue": "..."} (a JSON value: checked)
+                    out[key] = raw
+                    continue
+            out[key] = None  # the file's order
+            keys.append(key)
+            raws.append(raw)
+        if len(out) < len(kvs):  # a key written twice: the last wins, in order
+            return self.one_by_one(kvs, keep)
+        if raws:
+            anyvalue = self.anyvalue
+            for key, raw, v in zip(keys, raws, _decode_any(b"[" + b",".join(raws) + b"]")):
+                if type(v) is dict and len(v) == 1:
+                    s = v.get("stringValue")
+                    if type(s) is str:
+                        out[key] = s if len(s) > _SHORT else _intern(s)  # models, names: one object each
+                        continue
+                if len(raw) > 20 and _big(v):  # a 20-digit integer needs more bytes
+                    raise Doubt
+                out[key] = anyvalue(v)
+        return out
+
+    def one_by_one(self, kvs: Any, keep: bool) -> dict[str, Any]:
+        """``attrs`` for a list that names a key twice."""
+        out: dict[str, Any] = {}
+        for kv in kvs:
+            got = self.attrs([kv], keep)
+            out.pop(kv.key, None)
+            out.update(got)
+        return out
+
+
+def decoded(raw: Raw) -> str:
+    """A kept payload's string (a ``{"stringValue": ...}`` AnyValue, checked when kept)."""
+    return _decode_any(raw)["stringValue"]  # type: ignore[no-any-return]

@@ -1,0 +1,144 @@
+"""OTLP spans in two passes: the fields alignment needs at read time, the payloads on first use.
+
+The OTLP reader (``otlp``) maps each span's attributes to tracetui fields. For a file
+of ``LAZY_MIN_BYTES`` or more it runs only the *cheap pass* while reading
+(``otel_attrs.key_fields_from_attributes``: kind, error type, the fields a span key
+reads: a tool's name and arguments, an llm's model, a retrieval's index and query)
+and keeps the span's decoded attributes and events; the *payload pass*
+(``payload_pass``: messages, arguments, results, outputs, the leftover attributes)
+runs on the first read of the span's ``data`` or ``attributes`` (``LazySpan``, whose
+source is an ``OtlpPayloads``). The span carries, besides:
+
+- a payload signature (``signature``): a hash of the JSON bytes of the span's name,
+  error status, events (names and attributes) and attributes but the ones the
+  mapping reads only into volatile fields (``otel_attrs.VOLATILE_ONLY_ATTRIBUTES``:
+  usage, response and call ids). The mapping is a function of exactly those, so two
+  spans with equal signatures map to equal compared fields (``compare.screen_pairs``
+  skips the pair with both payloads unread);
+- whether it may lack captured content (``content_issues`` reads only those).
+
+``payload_pass`` is the one place an OTLP span's values become tracetui fields, for
+small files (at read time) and big ones (on first use) alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from msgspec import Raw
+
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.otlp_fast import decoded
+from tracetui.core.readers.otel_attrs import (
+    VOLATILE_ONLY_ATTRIBUTES,
+    key_fields_from_attributes,
+    span_fields_from_attributes,
+)
+
+__all__ = ["LAZY_MIN_BYTES", "MESSAGE_EVENTS", "OtlpPayloads", "payload_pass", "signature"]
+
+LAZY_MIN_BYTES = 4 << 20
+"""Files this big or bigger get ``LazySpan``s (the size of tracetui/1's index loader)."""
+
+MESSAGE_EVENTS = frozenset({
+    "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
+    "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion"})
+"""Events the mapping reads as messages (not kept in ``otel.events``)."""
+
+Extras = tuple[Any, Any, Any, Any, Any]
+"""``(otel span kind, status message, service.name, scope name, flags)``, as the reader found them."""
+
+
+def payload_pass(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], status_error: bool,
+                 extras: Extras) -> tuple[SpanKind, dict[str, Any], dict[str, Any], str | None]:
+    """An OTLP span's attributes and events as tracetui fields.
+
+    Returns:
+        ``(kind, data, attributes, error_type)``: ``span_fields_from_attributes``' result,
+        the leftover attributes completed with ``otel.span_kind``, ``otel.status_message``,
+        ``service.name``, ``otel.scope.name``, ``otel.flags`` and ``otel.events`` (the
+        events that are not messages).
+    """
+    kind, data, left, error_type = span_fields_from_attributes(name, attrs, events, status_error=status_error)
+    otel_kind, status_msg, service, scope_name, flags = extras
+    if otel_kind is not None:
+        left["otel.span_kind"] = otel_kind
+    if status_msg:
+        left["otel.status_message"] = status_msg
+    if service is not None and "service.name" not in left:
+        left["service.name"] = service
+    if scope_name:
+        left["otel.scope.name"] = scope_name
+    if type(flags) is int and flags:
+        left["otel.flags"] = flags  # bits 8-9: the parent is remote (triage: not an orphan)
+    if events:
+        kept = [e for e in events if e["name"] not in MESSAGE_EVENTS]
+        if kept:
+            left["otel.events"] = kept
+    return kind, data, left, error_type
+
+
+_dumps = orjson.dumps
+_VOLATILE = VOLATILE_ONLY_ATTRIBUTES
+
+
+def signature(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], status_error: bool) -> int | None:
+    """The payload signature of an OTLP span (module docstring); None when orjson cannot write a value."""
+    kept = attrs if _VOLATILE.isdisjoint(attrs) else {k: v for k, v in attrs.items() if k not in _VOLATILE}
+    ev = [(e["name"], e["attributes"]) for e in events] if events else None
+    try:
+        return hash((1, _dumps((name, status_error, kept, ev), default=_raw)))
+    except TypeError:
+        return None
+
+
+def _raw(v: Any) -> Any:
+    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON text, marked (never equal to a decoded value)."""
+    if type(v) is Raw:
+        return {"\x00raw": bytes(v).decode()}
+    raise TypeError
+
+
+_new = object.__new__
+
+
+class OtlpPayloads:
+    """The source of one file's ``LazySpan``s: each span's decoded attributes and events until read."""
+
+    __slots__ = ("pending", "__weakref__")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, dict[str, Any], list[dict[str, Any]], bool, Extras] | None] = []
+
+    def span(self, sid: str, parent: str | None, name: str, start: int | None, end: int | None, status: Status,
+             attrs: dict[str, Any], events: list[dict[str, Any]], extras: Extras, tid: str | None,
+             line: int | None) -> LazySpan:
+        """A ``LazySpan`` with the cheap pass's fields; the payload pass waits for the first read."""
+        err = status is Status.ERROR
+        kind, error_type, part, miss = key_fields_from_attributes(name, attrs, events, status_error=err)
+        s = _new(LazySpan)
+        s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
+        s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
+        s._src, s._off, s._len = self, len(self.pending), 0
+        s._key = s._part = None
+        s.data = s.attributes = None  # type: ignore[assignment]  # read on first use
+        s._part, s._sig, s._miss = part, signature(name, attrs, events, err), miss
+        self.pending.append((name, attrs, events, err, extras))
+        return s
+
+    def load(self, span: Span) -> dict[str, Any]:
+        """The payload pass of ``span`` (a ``LazySpan`` of this source): sets its ``attributes``, returns
+        its ``data``. The kept attributes are dropped: the span holds its fields from now on."""
+        i = span._off  # type: ignore[attr-defined]
+        got = self.pending[i]  # (LazySpan.data calls this once per span, under its lock)
+        if got is None:
+            raise RuntimeError(f"span {span.span_id}: payload pass run twice")
+        self.pending[i] = None
+        name, attrs, events, err, extras = got
+        if any(type(v) is Raw for v in attrs.values()):  # payloads otlp_fast kept as bytes
+            attrs = {k: decoded(v) if type(v) is Raw else v for k, v in attrs.items()}
+        _kind, data, left, _error_type = payload_pass(name, attrs, events, err, extras)
+        span.attributes = left
+        return data
