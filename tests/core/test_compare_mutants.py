@@ -126,6 +126,9 @@ def test_semantic_and_one_sided_fields_give_the_recorded_values_none_left_out_of
     s = make_span("tool", "t", arguments={"q": 1}, output=None, status="error", error_type="E", call_id="c")
     assert semantic_fields(s) == {"tool.tool_name": "t", "tool.arguments": {"q": 1}, "status": "error",
                                   "error_type": "E", "tool.output": None}
+    out = make_span("retrieval", "r", index="kb", query="q", documents=[{"id": "d1"}])
+    assert semantic_fields(out) == {"retrieval.index": "kb", "retrieval.query": "q", "status": "ok",
+                                    "error_type": None, "retrieval.documents": [{"id": "d1"}]}
     assert one_sided_fields(s, original=True) == (
         FieldChange("tool.tool_name", "t", ABSENT), FieldChange("tool.arguments", {"q": 1}, ABSENT),
         FieldChange("status", "error", ABSENT), FieldChange("error_type", "E", ABSENT))
@@ -156,6 +159,10 @@ def test_screen_pairs_flags_every_row_that_may_diverge_and_only_those() -> None:
     b = [make_span("tool", "t", arguments={"q": i}, output=i if i != 2 else -1) for i in range(4)]
     # a one-sided row first, then an equal pair, then the changed one, then one-sided again
     assert screen_pairs(a, b, [0, 1, 2, None, 3], [None, 1, 2, 0, 3], [False, True, True, False, True]) == [0, 2, 3]
+    # a pair whose status differs (failed vs not) is flagged before its values, and the rows after it still screened
+    failed = [make_span("tool", "t", status="error", arguments={}, output=1), *a]
+    assert screen_pairs(failed, [make_span("tool", "t", arguments={}, output=1), *b], [0, 3, 4], [0, 3, 4],
+                        [True, True, True]) == [0, 1]
     deep = make_span("tool", "t", arguments={}, output=nest(1))
     assert screen_pairs([deep], [make_span("tool", "t", arguments={}, output=nest(1))], [0], [0], [True]) == [0]
 
