@@ -39,11 +39,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/test_triage_order.py",
             "tests/core/test_triage_misses.py",
             "tests/core/test_triage_foreign.py",
-            "tests/core/test_triage_acceptance.py",
-            # not the batch over 21 pairs (core/triage/batch's test, ~20 s under a mutant on a loaded machine) nor
-            # the Pilot tests of the TUI panel: they are not verdict's targeted tests
-            "--deselect", "tests/core/test_triage_acceptance.py::test_batch_on_21_pairs",
-            "-k", "not tui",
+            # not test_triage_acceptance.py: its module fixture records six runs through the CLI and the harness
+            # again in every mutant's session (seconds each on a loaded machine), and its batch and Pilot tests
+            # are core/triage/batch's and the TUI's
         ],
     ),
     "cassette": (

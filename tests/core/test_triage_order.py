@@ -93,3 +93,155 @@ def test_no_trial_reproducing_every_cause_the_model_and_a_stale_read_is_data_or_
 def test_more_than_half_is_the_threshold(k: int, n: int, expected: str) -> None:
     trials = [run(f"t{i}") if i < k else run(f"t{i}", then="cancel") for i in range(n)]
     assert verdict(run("o"), *trials)[:3] == (expected, k, n)
+
+
+# -- the survivors of `scripts/mutation.py verdict run` (tests/mutation_equivalents.md) ----------------------------
+
+def shop(prefix: str, *, order: Any = None, read_error: bool = False, then: str = "refund", upto: int = 6,
+         extra: bool = False, root_error: bool = False) -> Trace:
+    """root o0; the model asks for get_order (o1); get_order (o2, failed when ``read_error``; its arguments
+    ``order``); a write hold_order (o3); the model asks for ``then`` (o4); ``then`` (o5, a write);
+    get_status (o6, a read after the decision); only the spans up to ``upto``; one more read (get_stock, o7)
+    when ``extra``; the root failed when ``root_error``."""
+    t = TraceBuilder(prefix)
+    root = t.add("agent", "support", input={"q": "refund 5531"}, output={"answer": "done"},
+                 **({"status": "error", "error_type": "AgentError"} if root_error else {}))
+    llm = {"model": "gpt-4o", "prompt_version": "v5", "tool_schemas_hash": "abc"}
+    t.add("llm", "chat", parent=root, messages=ASK, output=_call("get_order"), **llm)
+    t.add("tool", "get_order", parent=root, arguments=order or {"id": 5531}, output={"status": "shipped"},
+          effect="read", **({"status": "error", "error_type": "Timeout"} if read_error else {}))
+    t.add("tool", "hold_order", parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
+    t.add("llm", "chat", parent=root, messages=[*ASK, {"role": "tool", "content": "shipped"}], output=_call(then), **llm)
+    t.add("tool", then, parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
+    t.add("tool", "get_status", parent=root, arguments={"id": 5531}, output={"s": 1}, effect="read")
+    if extra:
+        t.add("tool", "get_stock", parent=root, arguments={"sku": "BK-700"}, output={"n": 4}, effect="read")
+    del t.spans[upto + 1 + extra:]
+    trace = t.trace()
+    trace.header = {**HEADER, "prompt_versions": {"support.system": "v5"}}
+    return trace
+
+
+def _ev(r: Any) -> list[tuple[str | None, str]]:
+    return [(e.span_id, e.side) for e in r.evidence]
+
+
+def test_the_feeding_read_is_the_last_read_before_the_failing_decision_not_a_write_nor_a_later_read() -> None:
+    r = triage(shop("o"), [shop("a"), shop("b")], failing_span="o4")
+    assert r.verdict == "model_or_prompt"
+    feeding = [e for e in r.evidence if "the last read before the failing decision" in e.reason]
+    assert [(e.span_id, e.side) for e in feeding] == [("o2", "original")]
+    # failing at the read itself: no read before it, none named
+    r = triage(shop("o"), [shop("a"), shop("b")], failing_span="o2")
+    assert r.verdict == "model_or_prompt"
+    assert not [e for e in r.evidence if "the last read before" in e.reason]
+
+
+def test_a_read_that_failed_in_the_original_only_is_data_or_integration_with_both_sides_as_evidence() -> None:
+    r = triage(shop("o", read_error=True), [shop("a", then="cancel"), shop("b", then="cancel")])
+    assert (r.verdict, r.confidence) == ("data_or_integration", "high")
+    assert [x.rule for x in r.reasons].count("failed_read") == 2 and r.cause == "failed_read tool get_order"
+    assert _ev(r)[:4] == [("o2", "original"), ("a2", "replay"), ("o2", "original"), ("b2", "replay")]
+
+
+def test_arguments_changed_between_the_model_and_the_tool_are_data_or_integration() -> None:
+    r = triage(shop("o"), [shop("a", order={"id": "5531"})])
+    assert (r.verdict, r.confidence) == ("data_or_integration", "high")
+    assert "coerced_arguments" in [x.rule for x in r.reasons] and "fallback" not in [x.rule for x in r.reasons]
+    assert r.cause == "integration tool get_order"
+    assert _ev(r)[:2] == [("o2", "original"), ("a2", "replay")]
+
+
+def test_the_json_document_has_the_documented_keys_at_every_level() -> None:
+    from tracetui.core.triage import triage_json
+
+    r = triage(shop("o", read_error=True), [shop("a", then="cancel")])
+    doc = triage_json(r)
+    assert set(doc) == {"schema_version", "verdict", "confidence", "cause", "summary", "reasons", "caveats",
+                        "replayability", "reproduction", "evidence", "failure", "steps"}
+    assert doc["schema_version"] == 1 and doc["verdict"] == r.verdict and doc["cause"] == r.cause
+    assert all(set(x) == {"rule", "on", "text"} for x in doc["reasons"])
+    assert all(set(e) == {"span_id", "reason", "side"} for e in doc["evidence"])
+    assert [(e["span_id"], e["side"]) for e in doc["evidence"]] == _ev(r)
+    assert set(doc["failure"]) == {"span_id", "reason", "side"} and doc["failure"]["span_id"] == r.failure.span_id
+    rep = doc["reproduction"]
+    assert (rep["trials"], rep["reproduced"]) == (1, 0)
+    (trial,) = rep["per_trial"]
+    assert set(trial) == {"label", "reproduced", "reason", "first_divergence", "config_change", "cause"}
+    first = r.reproduction.per_trial[0].first
+    assert trial["first_divergence"] == {
+        "type": first.type.value, "row": first.row, "kind": first.kind.value,
+        "original_span_id": first.original.span_id if first.original else None,
+        "replay_span_id": first.replay.span_id if first.replay else None, "fields": [f.path for f in first.fields]}
+    assert trial["first_divergence"]["original_span_id"] == "o2" and trial["first_divergence"]["replay_span_id"] == "a2"
+    assert trial["cause"] == {"kind": "failed_read", "rule": "failed_read", "fields": ["status", "error_type"],
+                              "original_span_id": "o2", "replay_span_id": "a2", "text": trial["cause"]["text"],
+                              "key": "failed_read tool get_order", "rewordings_skipped": 0}
+    assert [s["number"] for s in doc["steps"]] == [1, 2, 3]
+    assert all(set(s) == {"number", "title", "state", "detail", "evidence"} for s in doc["steps"])
+    assert [s["state"] for s in doc["steps"]] == ["passed", "passed", "passed"]
+
+
+def _trial(original: Trace, replay: Trace, failing_span: str | None = None) -> Any:
+    r = triage(original, [replay], failing_span=failing_span)
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    return t
+
+
+def test_a_trial_reproduces_with_the_same_calls_and_ending_counted_up_to_the_failing_one() -> None:
+    t = _trial(shop("o"), shop("a"))
+    assert (t.reproduced, t.reason, t.at, t.cause, t.config_change) == (
+        True, "the same 6 calls and the same ending", None, None, [])
+    t = _trial(shop("o"), shop("a", then="cancel", upto=4), failing_span="o3")
+    assert (t.reproduced, t.reason) == (True, "the same 3 calls up to the failing one and the same ending")
+    assert _trial(shop("o"), shop("a", then="cancel"), failing_span="o1").reason == \
+        "the same 1 call up to the failing one and the same ending"
+
+
+def test_a_trial_that_stops_early_names_the_first_call_it_never_made() -> None:
+    t = _trial(shop("o"), shop("a", upto=3))
+    assert t.reproduced is False
+    assert t.reason == 'the replay stopped before call 4, chat asking for refund {"id":5531}'
+    assert (t.at.span_id, t.at.side, t.at.reason) == ("o4", "original", "the call the replay never made")
+
+
+def test_a_trial_that_leaves_the_path_names_its_own_span() -> None:
+    t = _trial(shop("o"), shop("a", then="cancel"))
+    assert t.reproduced is False
+    assert t.reason == ('left the original\'s path at call 4: chat asking for cancel {"id":5531} instead of '
+                        'chat asking for refund {"id":5531}')
+    assert (t.at.span_id, t.at.side, t.at.reason) == ("a4", "replay", "where the replay left the original's path")
+    assert t.cause is not None and t.cause.kind == "model"
+
+
+def test_a_trial_with_one_call_more_names_that_call() -> None:
+    t = _trial(shop("o"), shop("a", extra=True))
+    assert t.reproduced is False
+    assert t.reason == 'made a call the original did not: get_stock {"sku":"BK-700"}'
+    assert (t.at.span_id, t.at.side, t.at.reason) == ("a7", "replay", "the call the original did not make")
+    # limited to a failing span, the calls after it do not count
+    assert _trial(shop("o"), shop("a", extra=True), failing_span="o4").reproduced is True
+
+
+def test_the_same_calls_with_another_ending_do_not_reproduce() -> None:
+    t = _trial(shop("o"), shop("a", root_error=True))
+    assert (t.reproduced, t.reason, t.at) == (
+        False, "the same calls, but the run failed where the original did not", None)
+    t = _trial(shop("o", root_error=True), shop("a"))
+    assert (t.reproduced, t.reason) == (False, "the same calls, but the run did not fail where the original failed")
+    assert _trial(shop("o", root_error=True), shop("a", root_error=True)).reproduced is True
+
+
+def test_a_trials_config_change_lists_the_departures_fields_then_the_headers_and_code_version_as_support() -> None:
+    a = run("a", then="cancel", prompt="v6")  # the span and the header both record prompt v6
+    a.header = {**a.header, "code_version": "abc123"}
+    t = _trial(run("o"), a)
+    assert t.cause is not None and t.cause.kind == "config"
+    assert t.config_change == ["llm.prompt_version", "prompt_versions.support.system", "code_version"]
+    b = run("b", then="cancel")  # only the code changed: support, not a config change by itself
+    b.header = {**b.header, "code_version": "abc123"}
+    assert _trial(run("o"), b).config_change == []
+    c = run("c", then="cancel")
+    c.header = {**c.header, "model": {"id": "gpt-4.1"}, "code_version": "abc123"}
+    assert _trial(run("o"), c).config_change == ["model.id", "code_version"]
