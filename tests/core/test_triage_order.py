@@ -160,7 +160,8 @@ def test_the_json_document_has_the_documented_keys_at_every_level() -> None:
     assert set(doc) == {"schema_version", "verdict", "confidence", "cause", "summary", "reasons", "caveats",
                         "replayability", "reproduction", "evidence", "failure", "steps"}
     assert doc["schema_version"] == 1 and doc["verdict"] == r.verdict and doc["cause"] == r.cause
-    assert all(set(x) == {"rule", "on", "text"} for x in doc["reasons"])
+    assert doc["summary"] == r.summary and doc["confidence"] == r.confidence
+    assert [(x["rule"], x["on"], x["text"]) for x in doc["reasons"]] == [(x.rule, x.on, x.text) for x in r.reasons]
     assert all(set(e) == {"span_id", "reason", "side"} for e in doc["evidence"])
     assert [(e["span_id"], e["side"]) for e in doc["evidence"]] == _ev(r)
     assert set(doc["failure"]) == {"span_id", "reason", "side"} and doc["failure"]["span_id"] == r.failure.span_id
@@ -168,6 +169,9 @@ def test_the_json_document_has_the_documented_keys_at_every_level() -> None:
     assert (rep["trials"], rep["reproduced"]) == (1, 0)
     (trial,) = rep["per_trial"]
     assert set(trial) == {"label", "reproduced", "reason", "first_divergence", "config_change", "cause"}
+    t = r.reproduction.per_trial[0]
+    assert (trial["label"], trial["reproduced"], trial["reason"], trial["config_change"]) == (
+        t.label, False, t.reason, [])
     first = r.reproduction.per_trial[0].first
     assert trial["first_divergence"] == {
         "type": first.type.value, "row": first.row, "kind": first.kind.value,
@@ -178,7 +182,9 @@ def test_the_json_document_has_the_documented_keys_at_every_level() -> None:
                               "original_span_id": "o2", "replay_span_id": "a2", "text": trial["cause"]["text"],
                               "key": "failed_read tool get_order", "rewordings_skipped": 0}
     assert [s["number"] for s in doc["steps"]] == [1, 2, 3]
-    assert all(set(s) == {"number", "title", "state", "detail", "evidence"} for s in doc["steps"])
+    assert [(s["number"], s["title"], s["state"], s["detail"], [e["span_id"] for e in s["evidence"]])
+            for s in doc["steps"]] == [(s.number, s.title, s.state, s.detail, [e.span_id for e in s.evidence])
+                                       for s in r.steps]
     assert [s["state"] for s in doc["steps"]] == ["passed", "passed", "passed"]
 
 
@@ -245,3 +251,38 @@ def test_a_trials_config_change_lists_the_departures_fields_then_the_headers_and
     c = run("c", then="cancel")
     c.header = {**c.header, "model": {"id": "gpt-4.1"}, "code_version": "abc123"}
     assert _trial(run("o"), c).config_change == ["model.id", "code_version"]
+
+
+def test_a_trial_cause_without_one_side_gives_none_for_its_span_in_json() -> None:
+    from tracetui.core.triage import triage_json
+
+    stopped = triage_json(triage(shop("o"), [shop("a", upto=3)]))["reproduction"]["per_trial"][0]["cause"]
+    assert (stopped["kind"], stopped["original_span_id"], stopped["replay_span_id"]) == ("model", "o4", None)
+    went_on = triage_json(triage(shop("o", upto=3), [shop("a", upto=4)]))["reproduction"]["per_trial"][0]["cause"]
+    assert (went_on["kind"], went_on["original_span_id"], went_on["replay_span_id"]) == ("model", None, "a4")
+
+
+def test_the_json_document_without_replays_with_caveats_and_one_sided_first_divergences() -> None:
+    from tracetui.core.triage import triage_json
+
+    o = shop("o")
+    o.header = {k: v for k, v in o.header.items() if k != "prompt_versions"}
+    for s in o.spans:
+        s.data.pop("prompt_version", None)
+    doc = triage_json(triage(o))
+    assert doc["reproduction"] is None and doc["verdict"] is None
+    assert [s["state"] for s in doc["steps"]] == ["passed", "pending", "pending"]
+    (cav,) = doc["caveats"]
+    assert {k: cav[k] for k in ("span_id", "code", "field")} == {
+        "span_id": "o1", "code": "missing_field", "field": "llm.prompt_version"}
+    assert set(cav) == {"span_id", "code", "field", "reason", "workaround"} and cav["reason"] and cav["workaround"]
+    assert doc["steps"][0]["evidence"][0]["span_id"] == "o1"
+
+    went_on = triage_json(triage(shop("o", upto=3), [shop("a", upto=4)]))
+    first = went_on["reproduction"]["per_trial"][0]["first_divergence"]
+    assert (first["type"], first["row"], first["original_span_id"], first["replay_span_id"]) == ("extra_span", 4, None, "a4")
+    assert [(e["span_id"], e["side"]) for e in went_on["steps"][1]["evidence"]] == [("a4", "replay")]
+    stopped = triage_json(triage(shop("o"), [shop("a", upto=3)]))
+    first = stopped["reproduction"]["per_trial"][0]["first_divergence"]
+    assert (first["type"], first["kind"], first["original_span_id"], first["replay_span_id"]) == (
+        "missing_span", "llm", "o4", None)
