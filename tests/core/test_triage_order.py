@@ -130,7 +130,8 @@ def test_the_feeding_read_is_the_last_read_before_the_failing_decision_not_a_wri
     r = triage(shop("o"), [shop("a"), shop("b")], failing_span="o4")
     assert r.verdict == "model_or_prompt"
     feeding = [e for e in r.evidence if "the last read before the failing decision" in e.reason]
-    assert [(e.span_id, e.side) for e in feeding] == [("o2", "original")]
+    assert [(e.span_id, e.side, e.reason) for e in feeding] == [("o2", "original", 'get_order {"id":5531}: the last '
+                                                                 "read before the failing decision; its recorded output fed it")]
     # failing at the read itself: no read before it, none named
     r = triage(shop("o"), [shop("a"), shop("b")], failing_span="o2")
     assert r.verdict == "model_or_prompt"
@@ -286,3 +287,18 @@ def test_the_json_document_without_replays_with_caveats_and_one_sided_first_dive
     first = stopped["reproduction"]["per_trial"][0]["first_divergence"]
     assert (first["type"], first["kind"], first["original_span_id"], first["replay_span_id"]) == (
         "missing_span", "llm", "o4", None)
+
+
+def test_a_failing_call_that_succeeds_in_the_replay_does_not_reproduce() -> None:
+    t = _trial(shop("o", read_error=True), shop("a"), failing_span="o2")
+    assert (t.reproduced, t.reason) == (False, 'get_order {"id":5531} succeeded in the replay')
+    assert _trial(shop("o", read_error=True), shop("a", read_error=True), failing_span="o2").reproduced is True
+    # a failing span that is not a call (the root is the whole run's ending, compared as such)
+    assert _trial(shop("o", read_error=True), shop("a"), failing_span="o0").reproduced is True
+
+
+def test_the_json_document_of_a_run_with_no_span_has_no_failure() -> None:
+    from tracetui.core.triage import triage_json
+
+    doc = triage_json(triage(Trace(spans=[], path="empty.jsonl")))
+    assert doc["failure"] is None and doc["verdict"] == "not_replayable"
