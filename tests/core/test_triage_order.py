@@ -293,6 +293,9 @@ def test_a_failing_call_that_succeeds_in_the_replay_does_not_reproduce() -> None
     t = _trial(shop("o", read_error=True), shop("a"), failing_span="o2")
     assert (t.reproduced, t.reason) == (False, 'get_order {"id":5531} succeeded in the replay')
     assert _trial(shop("o", read_error=True), shop("a", read_error=True), failing_span="o2").reproduced is True
+    # the replay's twin is its last call when it stops right after it
+    t = _trial(shop("o", read_error=True), shop("a", upto=2), failing_span="o2")
+    assert (t.reproduced, t.reason) == (False, 'get_order {"id":5531} succeeded in the replay')
     # a failing span that is not a call (the root is the whole run's ending, compared as such)
     assert _trial(shop("o", read_error=True), shop("a"), failing_span="o0").reproduced is True
 
@@ -302,3 +305,19 @@ def test_the_json_document_of_a_run_with_no_span_has_no_failure() -> None:
 
     doc = triage_json(triage(Trace(spans=[], path="empty.jsonl")))
     assert doc["failure"] is None and doc["verdict"] == "not_replayable"
+
+
+def test_a_failing_step_before_any_call_reproduces_in_a_replay_that_makes_no_call() -> None:
+    def planned(prefix: str, calls: bool) -> Trace:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "support", input={"q": "refund 5531"}, output={"answer": "done"})
+        t.add("agent", "plan", parent=root, input={"q": "refund 5531"}, output=None, status="error",
+              error_type="PlanError")
+        if calls:
+            t.add("tool", "get_order", parent=root, arguments={"id": 5531}, output={"status": "shipped"}, effect="read")
+        trace = t.trace()
+        trace.header = dict(HEADER)
+        return trace
+
+    t = _trial(planned("o", calls=True), planned("a", calls=False), failing_span="o1")
+    assert (t.reproduced, t.reason) == (True, "the same 0 calls up to the failing one and the same ending")
