@@ -321,3 +321,45 @@ def test_a_failing_step_before_any_call_reproduces_in_a_replay_that_makes_no_cal
 
     t = _trial(planned("o", calls=True), planned("a", calls=False), failing_span="o1")
     assert (t.reproduced, t.reason) == (True, "the same 0 calls up to the failing one and the same ending")
+
+
+def _cut(trace: Trace, *, output: bool = False) -> Trace:
+    """get_order's and the refund's arguments cut mid-value (one blocker); get_status's output too when ``output``."""
+    trace.spans[2].data["arguments"] = trace.spans[5].data["arguments"] = '{"id": 55'
+    if output:
+        trace.spans[6].data["output"] = '{"s": [1, 2'
+    return trace
+
+
+def test_a_blocker_stops_triage_at_not_replayable_with_its_findings_as_evidence() -> None:
+    r = triage(_cut(shop("o")), [shop("a")])
+    assert (r.verdict, r.confidence, r.cause) == ("not_replayable", "high", "instrumentation truncated_output")
+    assert [(x.rule, x.on) for x in r.reasons] == [("blockers", "o2"), ("reproduction", "step 2"), ("not_replayable", "o2")]
+    assert r.reasons[-1].text == "a blocker stops triage"
+    (blocker,) = r.replayability.blockers
+    assert [(e.span_id, e.reason) for e in r.evidence] == [("o2", blocker.reason)]
+    assert r.summary.startswith(f"not_replayable: 1 blocker; first: {blocker.reason}. Fix the recording")
+    two = triage(_cut(shop("o"), output=True))
+    assert len(two.replayability.blockers) == 2 and two.summary.startswith("not_replayable: 2 blockers; first: ")
+
+
+def test_without_a_replay_there_is_no_verdict_confidence_nor_cause() -> None:
+    r = triage(shop("o"))
+    assert (r.verdict, r.confidence, r.cause, r.reasons) == (None, None, "", [])
+    assert r.summary == "replayability replayable; replay it to go on"
+
+
+def test_rewordings_passed_over_before_the_departure_are_a_reason() -> None:
+    a = shop("a", then="cancel")
+    a.spans[1].data["output"] = {**_call("get_order"), "content": "let me look"}  # the same call, worded otherwise
+
+    r = triage(shop("o"), [a])
+    (why,) = [x for x in r.reasons if x.rule == "rewording_ignored"]
+    assert (why.on, why.text) == ("r1", "1 answer worded otherwise before the departure passed over: the "
+                                        "reproduction check ignores wording")
+
+
+def test_model_or_prompt_without_a_failing_span_names_the_read_before_the_final_claim() -> None:
+    r = triage(shop("o"), [shop("a"), shop("b")])
+    assert r.verdict == "model_or_prompt" and r.confidence == "medium"
+    assert [e.span_id for e in r.evidence] == ["o4", None, "o2"]  # the final claim, the rate, the feeding read
