@@ -363,3 +363,18 @@ def test_model_or_prompt_without_a_failing_span_names_the_read_before_the_final_
     r = triage(shop("o"), [shop("a"), shop("b")])
     assert r.verdict == "model_or_prompt" and r.confidence == "medium"
     assert [e.span_id for e in r.evidence] == ["o4", None, "o2"]  # the final claim, the rate, the feeding read
+
+
+def test_without_an_llm_the_whole_run_is_the_failure_and_its_last_read_fed_it() -> None:
+    def plain(prefix: str) -> Trace:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "batch", input={"q": "sync"}, output=None, status="error", error_type="SyncError")
+        t.add("tool", "get_order", parent=root, arguments={"id": 1}, output={"s": 1}, effect="read")
+        t.add("tool", "put_order", parent=root, arguments={"id": 1}, output={"ok": True}, effect="write")
+        trace = t.trace()
+        trace.header = dict(HEADER)
+        return trace
+
+    r = triage(plain("o"), [plain("a"), plain("b")])
+    assert r.verdict == "model_or_prompt" and r.failure is not None and r.failure.span_id == "o0"
+    assert [e.span_id for e in r.evidence] == ["o0", None, "o1"]
