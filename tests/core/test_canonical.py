@@ -60,7 +60,8 @@ def test_the_hash_is_16_hex_digits_of_sha256_of_the_canonical_bytes() -> None:
     assert h == hashlib.sha256(canonical_json(ARGS)).hexdigest()[:16]
 
 
-@pytest.mark.parametrize("s", ["hello", "{not json", "[1, 2", '"hello"', '"[1, 2"', "", " ", "12", "{name} here"])
+@pytest.mark.parametrize("s", ["hello", "{not json", "[1, 2", '"hello"', '"[1, 2"', "", " ", "12", "{name} here",
+                               '"a quote never closed', '"{"'])
 def test_strings_that_are_not_json_objects_or_arrays_are_kept(s: str) -> None:
     assert parse_json_string(s) is s
     assert canonicalize(s) == s
@@ -100,3 +101,49 @@ def test_a_value_without_json_strings_takes_the_fast_path(monkeypatch: pytest.Mo
     monkeypatch.setattr(canonical, "canonicalize", lambda v: calls.append(v) or real(v))
     assert canonical.canonical_json(REORDERED) == canonical_json(ARGS) and calls == []
     assert canonical.canonical_json({"a": '{"x": 1}'}) == b'{"a":{"x":1}}' and calls[0] == {"a": '{"x": 1}'}
+
+
+@pytest.mark.parametrize("n", [
+    2**70 + 1,               # beyond 64 bits, and not a float exactly (2**70 is: a rounded value would still ==)
+    -(2**70 + 1),
+    -9999999999999999999,    # 19 digits, below the smallest 64-bit integer
+    18446744073709551617,    # 20 digits, just past the largest unsigned 64-bit integer
+])
+def test_an_integer_beyond_64_bits_in_a_json_string_keeps_every_digit(n: int) -> None:
+    for text in (f"[{n}]", f'{{"s": "x", "n": {n}}}', json.dumps(json.dumps([n]))):
+        value = parse_json_string(text)
+        inner = value[0] if isinstance(value, list) else value["n"]
+        assert type(inner) is int and inner == n, text
+    assert canonical_json({"a": f"[{n}]"}) == f'{{"a":[{n}]}}'.encode()
+
+
+def test_a_str_subclass_holding_json_is_parsed_like_a_str() -> None:
+    class Text(str):
+        pass
+
+    assert parse_json_string(Text('{"a": 1}')) == {"a": 1}
+    assert args_hash({"q": Text('{"b": 2, "a": 1}')}) == args_hash({"q": {"a": 1, "b": 2}})
+
+
+def test_non_ascii_text_gives_the_same_bytes_on_the_fast_and_the_slow_path() -> None:
+    """The slow path (a JSON string inside) writes UTF-8 as the fast path does, not ASCII escapes."""
+    assert canonical_json({"a": '{"b": "caf\u00e9 \u65e5"}'}) == '{"a":{"b":"café 日"}}'.encode()
+    assert canonical_json({"a": '{"b": "café 日"}'}) == canonical_json({"a": {"b": "café 日"}})
+
+
+def test_json_strings_within_64_bits_are_parsed_once_without_the_standard_library(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count, not a time: the standard library's parse is kept for what orjson refuses or would round
+    (kills the mutants that send every string there, tests/mutation_equivalents.md)."""
+    import types
+
+    import tracetui.core.canonical as canonical
+
+    calls: list[str] = []
+    counting = types.SimpleNamespace(**vars(json))
+    counting.loads = lambda s, **kw: calls.append(s) or json.loads(s, **kw)
+    monkeypatch.setattr(canonical, "json", counting)
+    assert canonical.parse_json_string('{"a": 1, "b": [1234567890123456789, "x"]}') == {
+        "a": 1, "b": [1234567890123456789, "x"]}
+    assert calls == []
+    assert canonical.parse_json_string("[NaN]") == ["NaN"] and calls == ["[NaN]"]

@@ -1,0 +1,106 @@
+"""Mutation testing of one core module against its own fast tests (docs/testing.md, "Mutation testing").
+
+    .venv/bin/python scripts/mutation.py canonical run --max-children 1
+    .venv/bin/python scripts/mutation.py canonical results
+    .venv/bin/python scripts/mutation.py canonical show tracetui.core.canonical.x_canonical_json__mutmut_3
+
+The first argument names a module (``MODULES`` below); the rest is passed to mutmut 3 unchanged. Each module
+runs in its own folder ``mutants/by-module/<name>/`` (ignored by git), so the results of one module survive a run
+of another. The folder links to the tree (``tracetui/``, ``tests/``, ...) and mutmut copies it to its own
+``mutants/`` there; the config is ``[tool.mutmut]`` of ``pyproject.toml`` with two fields replaced for the module:
+``only_mutate`` (the module's files) and ``pytest_add_cli_args_test_selection`` (its targeted tests). Each
+mutant then runs only those of the targeted tests that reach the mutated function (mutmut's own per-function
+selection), a few seconds at most, instead of most of ``tests/core``.
+
+Errors: an unknown module name exits with status 2 and the list of names; mutmut itself must be installed in the
+interpreter running this script (``pip install mutmut==3.8.1``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# module name -> (files mutated, tests run against them: the module's own fast tests)
+MODULES: dict[str, tuple[list[str], list[str]]] = {
+    "canonical": (["tracetui/core/canonical.py"], ["tests/core/test_canonical.py"]),
+    "compare": (
+        ["tracetui/core/diff/compare.py"],
+        ["tests/core/test_compare.py", "tests/core/test_compare_mutants.py", "tests/core/test_rules_pinned.py",
+         "tests/core/test_envelopes.py"],
+    ),
+    "verdict": (
+        ["tracetui/core/triage/verdict.py"],
+        [
+            "tests/core/test_triage.py",
+            "tests/core/test_triage_order.py",
+            "tests/core/test_triage_misses.py",
+            "tests/core/test_triage_foreign.py",
+            # not test_triage_acceptance.py: its module fixture records six runs through the CLI and the harness
+            # again in every mutant's session (seconds each on a loaded machine), and its batch and Pilot tests
+            # are core/triage/batch's and the TUI's
+        ],
+    ),
+    "cassette": (
+        ["tracetui/core/harness/cassette.py"],
+        [
+            "tests/core/harness/test_harness.py",
+            "tests/core/harness/test_fail_closed.py",
+            "tests/core/harness/test_duplicate_keys.py",
+            "tests/core/harness/test_first_divergence_agrees.py",
+        ],
+    ),
+    "context": (
+        ["tracetui/core/harness/context.py"],
+        [
+            "tests/core/harness/test_harness.py",
+            "tests/core/harness/test_fail_closed.py",
+            "tests/core/harness/test_ambient.py",
+            "tests/core/harness/test_guard.py",
+            "tests/core/harness/test_first_divergence_agrees.py",
+        ],
+    ),
+    "golden": (["tracetui/core/golden/*"], ["tests/core/golden"]),
+}
+
+# what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)
+LINKED = ["tracetui", "tests", "sample_runs", "golden", "docs", "examples", "benchmarks", "scripts", "README.md",
+          "pyproject.toml"]
+
+
+def workdir(name: str) -> Path:
+    """``mutants/by-module/<name>/`` with links to the tree; created on first use."""
+    folder = ROOT / "mutants" / "by-module" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in LINKED:
+        link = folder / entry
+        if not link.exists() and not link.is_symlink() and (ROOT / entry).exists():
+            link.symlink_to(ROOT / entry)
+    return folder
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in MODULES:
+        print(f"usage: mutation.py MODULE MUTMUT-ARGS...; MODULE is one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    name, rest = argv[0], argv[1:]
+    files, tests = MODULES[name]
+    os.chdir(workdir(name))
+
+    import mutmut.configuration as configuration
+    from mutmut.__main__ import cli
+
+    config = configuration.config()  # [tool.mutmut] of the linked pyproject.toml
+    config.only_mutate = files
+    config.pytest_add_cli_args_test_selection = tests
+    # mutmut's timeout is wall-clock ((test time + constant) x multiplier x 2): on a shared, niced machine a
+    # mutant's tests can take 10x their CPU time; a few seconds of constant keep that from reading as a timeout
+    config.timeout_constant = max(config.timeout_constant, 5.0)
+    return cli.main(args=rest, prog_name=f"mutation.py {name}", standalone_mode=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
