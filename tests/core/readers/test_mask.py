@@ -109,3 +109,30 @@ def test_lazy_payloads_are_masked_when_decoded(tmp_path: Path) -> None:
 def test_mask_text_keeps_what_is_not_a_credential() -> None:
     assert mask_text("see https://example.com/a@b and mailto:x@y.z") == "see https://example.com/a@b and mailto:x@y.z"
     assert mask_text("max_tokens=5&token=abc", fields=True) == f"max_tokens=5&token={MASK}"
+
+
+def test_lazy_otlp_spans_are_masked_when_decoded_and_not_decoded_to_mask(tmp_path: Path, monkeypatch) -> None:
+    """A big OTLP file gives LazySpans whose payload pass sets data *and* attributes: masking must
+    neither decode them at load (the whole point of the two passes) nor let the pass skip it."""
+    from tracetui.core.readers.otlp import OtlpJsonReader
+
+    monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 0)
+    spans = []
+    for i in range(30):
+        attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                 {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}},
+                 {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": json.dumps({"q": i})}},
+                 {"key": "http.request.header.authorization", "value": {"stringValue": f"Bearer abcdef012345678{i}"}},
+                 {"key": "server.url", "value": {"stringValue": "postgres://app:hunter2pass@db:5432/x"}}]
+        spans.append({"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": f"{i + 1:016x}",
+                      "name": "execute_tool lookup", "kind": 1, "startTimeUnixNano": str(1000 + i),
+                      "endTimeUnixNano": str(2000 + i), "attributes": attrs})
+    doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": spans}]}]}
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps(doc))
+    trace = read_trace(str(path))
+    lazy = [s for s in trace.spans if type(s) is LazySpan]
+    assert len(lazy) == 30 and not any(s.loaded for s in lazy)  # masking at load decoded nothing
+    text = json.dumps([dict(s.attributes) for s in trace.spans]) + json.dumps([dict(s.data) for s in trace.spans])
+    assert "abcdef0123456780" not in text and "hunter2pass" not in text, text
+    assert lazy[3].attributes["server.url"] == f"postgres://app:{MASK}@db:5432/x"

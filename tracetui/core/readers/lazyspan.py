@@ -33,7 +33,7 @@ import orjson
 
 from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span
-from tracetui.core.readers.mask import mask_data
+from tracetui.core.readers.mask import mask_attributes, mask_data
 
 __all__ = ["LazySpan", "PayloadFile", "make_lazy"]
 
@@ -97,8 +97,11 @@ class LazySpan(Span):
             with _LOCK:
                 d = _get_data(self)
                 if d is None:
-                    d = self._load()
+                    d = mask_data(self.kind, self._load())  # credentials masked (readers.mask)
                     _set_data(self, d)
+                    a = _get_attrs(self)
+                    if a:  # the payload pass of an OTLP source sets them: masked too
+                        _set_attrs(self, mask_attributes(a))
         return d  # type: ignore[no-any-return]
 
     @data.setter
@@ -118,6 +121,11 @@ class LazySpan(Span):
     @attributes.setter
     def attributes(self, value: Mapping[str, Any]) -> None:
         _set_attrs(self, value)
+
+    def peek_attributes(self) -> Mapping[str, Any] | None:
+        """``attributes`` if the span holds them already, else None (an OTLP span whose payload pass
+        has not run); never decodes the payload."""
+        return _get_attrs(self)  # type: ignore[no-any-return]
 
     @property
     def loaded(self) -> bool:
@@ -139,7 +147,7 @@ class LazySpan(Span):
             raise SourceChanged(src.path, "the file changed since it was read (this span's line is gone); "
                                 "open the pair again", line=self.line)
         section = obj.get(self.kind.value)
-        return {} if section is None else mask_data(self.kind, section)  # credentials masked (readers.mask)
+        return {} if section is None else section
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Span):

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 from tracetui.core.model import Span, SpanKind
 from tracetui.core.secret_names import is_secret_field, normalise_field
 
-__all__ = ["MASK", "mask_data", "mask_spans", "mask_text"]
+__all__ = ["MASK", "mask_attributes", "mask_data", "mask_spans", "mask_text"]
 
 MASK = "<masked>"
 """What a masked credential reads as."""
@@ -79,6 +79,13 @@ def _flat(d: Mapping[str, Any]) -> dict[str, Any] | None:
                 out = dict(d)
             out[k] = nv
     return out
+
+
+def mask_attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``attributes`` with their credentials masked (module doc): the same mapping when nothing
+    needed masking, else a masked copy. One flat pass."""
+    got = _flat(attributes)
+    return attributes if got is None else got
 
 
 def _deep(v: Any, depth: int = 0) -> Any:
@@ -132,14 +139,20 @@ def mask_data(kind: SpanKind, data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def mask_spans(spans: Sequence[Span]) -> None:
     """Mask, in place, the credentials of every span (``attributes`` and ``data``; module doc).
-    ``LazySpan`` payloads are masked when they are decoded (their ``data`` is not read here)."""
+    ``LazySpan`` payloads are masked when they are decoded: neither their ``data`` nor, where the
+    payload pass sets them (OTLP), their ``attributes`` are read here, so no payload is decoded."""
     for s in spans:
+        if not getattr(s, "loaded", True):  # a LazySpan not decoded yet: masked when it is
+            peek = s.peek_attributes()  # type: ignore[attr-defined]
+            if peek:
+                got = _flat(peek)
+                if got is not None:
+                    s.attributes = got
+            continue
         if s.attributes:
             got = _flat(s.attributes)
             if got is not None:
                 s.attributes = got
-        if not getattr(s, "loaded", True):  # a LazySpan not decoded yet: masked when it is
-            continue
         data = s.data
         if data:
             new = mask_data(s.kind, data)
