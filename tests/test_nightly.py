@@ -28,6 +28,19 @@ AGENT = os.path.join(ROOT, "sample_runs", "scheduling", "agent.py") + ":run"
 CHANGED = os.path.join(NIGHTLY, "agent_v2.py") + ":run"
 
 
+@pytest.fixture(autouse=True)
+def guard_only(monkeypatch):
+    """The replays in this process with the guard alone (a namespaced child per replay costs about
+    0.5 s each): tests/core/harness/test_sandbox.py runs nightly in the namespace, and
+    test_two_worker_cluster_gives_the_report_of_the_embedded_cluster compares the two."""
+    from tracetui.core.harness import sandbox
+
+    monkeypatch.setenv(sandbox.ENV_DISABLE, "1")
+    sandbox.namespace_prefix.cache_clear()
+    yield
+    sandbox.namespace_prefix.cache_clear()
+
+
 def _make_store():
     spec = importlib.util.spec_from_file_location("_nightly_make_store", os.path.join(NIGHTLY, "make_store.py"))
     mod = importlib.util.module_from_spec(spec)
@@ -65,10 +78,11 @@ def _load(path):
 
 
 def _stable(report):
-    """The report without what depends on the run of the job: its times and where it ran."""
+    """The report without what depends on the run of the job: its times and where it ran (the
+    workers, the network isolation they could have)."""
     r = dict(report)
     r.pop("job")
-    r["runs"] = [{k: v for k, v in s.items() if k != "seconds"} for s in r["runs"]]
+    r["runs"] = [{k: v for k, v in s.items() if k not in ("seconds", "network_isolation")} for s in r["runs"]]
     return r
 
 
@@ -237,7 +251,10 @@ def test_two_worker_cluster_gives_the_report_of_the_embedded_cluster(store, clus
     bindir = os.path.dirname(sys.executable)
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
+    from tracetui.core.harness import sandbox
+
     env = {**os.environ, "PYTHONPATH": ROOT}
+    env.pop(sandbox.ENV_DISABLE)  # the worker processes replay in a namespace where one can be had
     procs = [subprocess.Popen([os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
@@ -251,8 +268,17 @@ def test_two_worker_cluster_gives_the_report_of_the_embedded_cluster(store, clus
                             "--out", str(tmp_path / "two.json"), "--redaction-key-file", KEY, "--scheduler", addr)
         assert code == 0, err
         assert "scheduler tcp://127.0.0.1" in err and "(2 worker threads)" in err
-        _night(store, CHANGED, tmp_path / "embedded.json", cluster)
-        assert _stable(_load(tmp_path / "two.json")) == _stable(_load(tmp_path / "embedded.json"))
+        _night(store, CHANGED, tmp_path / "embedded.json", cluster)  # in this process, the guard alone
+        two, embedded = _load(tmp_path / "two.json"), _load(tmp_path / "embedded.json")
+        assert _stable(two) == _stable(embedded)  # the same results, groups and first divergences
+        guard = sandbox.ISOLATION_GUARD
+        assert {s["network_isolation"] for s in embedded["runs"]} == {guard}
+        sandbox.namespace_prefix.cache_clear()
+        os.environ.pop(sandbox.ENV_DISABLE)
+        expected = guard if sandbox.namespace_prefix()[0] is None else sandbox.ISOLATION_NAMESPACE
+        assert {s["network_isolation"] for s in two["runs"]} == {expected}
+        assert two["job"]["network_isolation"] == {expected: two["replays"]}
+        assert f"tracetui: network isolation: {expected} ({two['replays']} replays)" in err
     finally:
         for p in reversed(procs):
             p.terminate()

@@ -52,6 +52,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--workers", type=int, metavar="N", help="embedded cluster: worker processes (default: the cores)")
     p.add_argument("--resume", action="store_true", help="finish the interrupted job journalled beside --out")
     p.add_argument("--force", action="store_true", help="replace an existing report (or start over a journal)")
+    p.add_argument("--llm-endpoint", metavar="URL",
+                   help="with --llm live: the model API's base URL, the only place the replay sandbox's relay lets "
+                        "the agent reach (default: each worker's $TRACETUI_LLM_ENDPOINT, [tool.tracetui.replay] "
+                        "llm_endpoint, $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL)")
     p.add_argument("--redaction-key-file", metavar="FILE", help="the project's redaction key (as for replay)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
                    help="what goes to stdout: a short text summary (default), the JSON report, or the Markdown")
@@ -163,14 +167,10 @@ def run_nightly_cmd(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     baseline = _load_baseline(args.baseline, err)
     config = NightlyConfig(args.store, args.agent, sample=args.sample, seed=str(args.seed),
                            llm=tuple(dict.fromkeys(args.llm or ["frozen"])), trials=args.trials,
-                           key_file=args.redaction_key_file)
+                           key_file=args.redaction_key_file, extra={"llm_endpoint": args.llm_endpoint})
     journal = journal_path(args.out)
     with DaskExecutor(args.scheduler, workers=args.workers, what="tracetui nightly") as executor:
         print(f"tracetui: nightly on {executor.describe()}", file=err)
-        from tracetui.core.harness.sandbox import ISOLATION_GUARD
-
-        # the replays run in the workers' processes (each replay header says so too)
-        print(f"tracetui: network isolation: {ISOLATION_GUARD}", file=err)
         with _Progress(err) as progress:
             report = run_nightly(config, executor, journal=journal, resume=args.resume, force=args.force,
                                  progress=progress)
@@ -184,6 +184,8 @@ def run_nightly_cmd(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except OSError:
         pass
     job = report["job"]
+    for statement, n in (job.get("network_isolation") or {}).items():  # what each worker could have
+        print(f"tracetui: network isolation: {statement} ({n} replay{'s' * (n != 1)})", file=err)
     print(f"tracetui: {job['replayed_now']} replays in {job['seconds']:.1f} s"
           + (f" ({job['resumed']} finished before, from the journal)" if job["resumed"] else "")
           + f"; report {args.out}, summary {md_path}", file=err)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -48,6 +49,8 @@ class NightlyConfig:
         trials: K trials per run in ``live`` mode (frozen runs once).
         mode: Replay mode (``strict``: a call the recording does not cover is a divergence).
         key_file: The redaction key file, or None for the usual lookup.
+        extra: Not part of the job's identity: ``llm_endpoint``, the model endpoint the replay
+            sandbox's relay may reach with ``live`` (None: each worker's own lookup).
     """
 
     store: str
@@ -93,7 +96,8 @@ def _plan(config: NightlyConfig) -> tuple[dict[str, Any], list[Task]]:
     drawn = sample(entries, config.sample, config.seed)
     agent = _absolute_agent(config.agent)
     key_file = os.path.abspath(config.key_file) if config.key_file else None
-    tasks = [Task(e.path, e.name, agent, llm, config.trials if llm == "live" else 1, config.mode, key_file)
+    endpoint = config.extra.get("llm_endpoint")
+    tasks = [Task(e.path, e.name, agent, llm, config.trials if llm == "live" else 1, config.mode, key_file, endpoint)
              for e in drawn.entries for llm in config.llm]
     meta = {"requested": config.sample, "seed": config.seed, "listed": drawn.listed, "sampled": len(drawn.entries),
             "failed_flagged": drawn.failed, "strata": drawn.strata}
@@ -153,6 +157,7 @@ def run_nightly(config: NightlyConfig, executor: Executor | None = None, *, jour
     done: dict[str, dict[str, Any]] = {}
     if resume and os.path.exists(journal):
         sample_meta, tasks, done = _read_journal(journal, config)
+        tasks = [replace(t, llm_endpoint=config.extra.get("llm_endpoint")) for t in tasks]  # this invocation's
         fh = open(journal, "ab")
     else:
         if os.path.exists(journal) and not force and not resume:
@@ -189,7 +194,9 @@ def run_nightly(config: NightlyConfig, executor: Executor | None = None, *, jour
             "job": {"started_at": _iso(started), "finished_at": _iso(finished_at),
                     "seconds": round(finished_at - started, 3), "executor": executor.describe(),
                     "replayed_now": ran, "resumed": len(done),
-                    "replays_per_second": round(ran / (finished_at - started), 3) if finished_at > started else None}}
+                    "replays_per_second": round(ran / (finished_at - started), 3) if finished_at > started else None,
+                    "network_isolation": dict(sorted(Counter(str(r.get("network_isolation")) for r in results
+                                                             if r.get("network_isolation")).items()))}}
     return aggregate(results, meta)
 
 

@@ -8,7 +8,7 @@ and the message naming file, line, field), a recording that lacks what a replay 
 ``incomplete``.
 
 Task (``Task.to_json``): ``{"path", "name", "agent", "llm", "trials", "mode", "key_file",
-"failed_flag"}``. Summary::
+"llm_endpoint"}``. Summary::
 
     {"key": "NAME|frozen", "name", "path", "llm", "outcome",   # pass | diverged | failed | incomplete | error
      "trials", "trials_diverged", "trials_failed",
@@ -19,13 +19,27 @@ Task (``Task.to_json``): ``{"path", "name", "agent", "llm", "trials", "mode", "k
      "unrecorded_call": bool, "write_mismatch": bool,
      "verdict": str | None,                # triage's verdict (diverged / failed runs)
      "stage": "read" | "agent" | "replay" | "diff" | None, "message": str | None,
+     "network_isolation": str,             # sandbox.ISOLATION_NAMESPACE or ISOLATION_GUARD
      "seconds": float}                     # wall time of the task on its worker
+
+Network isolation: on Linux, where a network namespace can be had (``core.harness.sandbox``), the
+worker reads the recording (an fsspec URL is fetched to a local file here, outside) and runs the
+rest of the task (agent load, replay, diff, triage) in a child process in a fresh network namespace
+(``python -m tracetui.core.nightly.child``), which writes the summary to a file the worker reads
+back; with ``--llm live`` the worker relays the model client's calls to the model endpoint and
+nowhere else (``core.harness.relay``). A Dask worker cannot move itself into a namespace, a child it
+starts can. Where no namespace can be had, the task runs in the worker's process with the
+in-process guard alone, and the summary's ``network_isolation`` says so.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -57,6 +71,8 @@ class Task:
         trials: K (live); 1 for frozen.
         mode: The replay mode (``strict`` by default: a miss is a divergence).
         key_file: The project redaction key file, or None (``$TRACETUI_REDACTION_KEY``...).
+        llm_endpoint: With ``live``: the model endpoint's base URL the sandbox's relay may reach
+            (None: the worker's ``relay.endpoint_url`` lookup).
     """
 
     path: str
@@ -66,6 +82,7 @@ class Task:
     trials: int = 1
     mode: str = "strict"
     key_file: str | None = None
+    llm_endpoint: str | None = None
 
     @property
     def key(self) -> str:
@@ -97,7 +114,8 @@ def base_summary(task: Task) -> dict[str, Any]:
     return {"key": task.key, "name": task.name, "path": task.path, "llm": task.llm, "outcome": "error",
             "trials": task.trials, "trials_diverged": 0, "trials_failed": 0, "original_failed": None,
             "signature": None, "first": None, "divergence_types": {}, "unrecorded_call": False,
-            "write_mismatch": False, "verdict": None, "stage": None, "message": None, "seconds": 0.0}
+            "write_mismatch": False, "verdict": None, "stage": None, "message": None, "network_isolation": None,
+            "seconds": 0.0}
 
 
 def _error(out: dict[str, Any], stage: str, exc: BaseException, where: str) -> dict[str, Any]:
@@ -112,30 +130,99 @@ def _error(out: dict[str, Any], stage: str, exc: BaseException, where: str) -> d
 
 
 def replay_run(task: Task | dict[str, Any]) -> dict[str, Any]:
-    """Replay one run (``task``) and return its summary (module docstring). Never raises for the run."""
+    """Replay one run (``task``) and return its summary (module docstring). Never raises for the run.
+
+    In a fresh network namespace (a child process) where one can be had, else in this process
+    with the in-process guard only (``network_isolation`` says which).
+    """
+    from tracetui.core.harness.sandbox import ISOLATION_GUARD, isolated_command
+
     if isinstance(task, dict):
         task = Task(**task)
     t0 = time.perf_counter()
     out = base_summary(task)
     try:
-        _replay(task, out)
+        command = isolated_command([sys.executable, "-m", "tracetui.core.nightly.child"])
+        if command is None:
+            out["network_isolation"] = ISOLATION_GUARD
+            _replay(task, out, None)
+        else:
+            _replay_isolated(task, out, command)
     except Exception as exc:  # noqa: BLE001 - a bug on one odd run must not cost the batch
         _error(out, out["stage"] or "replay", exc, task.name)
     out["seconds"] = round(time.perf_counter() - t0, 4)
     return out
 
 
-def _replay(task: Task, out: dict[str, Any]) -> None:
+def replay_local(task: dict[str, Any], local: str, isolation: str) -> dict[str, Any]:
+    """In the namespaced child (``nightly.child``): the summary of ``task`` with its recording
+    already at ``local``; ``isolation`` is what the replay header and the summary say."""
+    t = Task(**task)
+    out = base_summary(t)
+    out["network_isolation"] = isolation
+    try:
+        _replay(t, out, local)
+    except Exception as exc:  # noqa: BLE001 - as replay_run
+        _error(out, out["stage"] or "replay", exc, t.name)
+    return out
+
+
+def _replay_isolated(task: Task, out: dict[str, Any], command: list[str]) -> None:
+    """Fetch the recording here, run the rest in the namespaced child, take its summary."""
+    from tracetui.core.harness import relay as relay_mod
+    from tracetui.core.harness import sandbox
+
+    out["stage"] = "read"
+    out["network_isolation"] = sandbox.ISOLATION_NAMESPACE  # where this task runs (the child confirms it)
+    with contextlib.ExitStack() as stack:
+        try:
+            local = stack.enter_context(local_copy(task.path))
+        except (TracetuiError, ValueError, OSError) as exc:
+            _error(out, "read", exc, task.name)
+            return
+        out["stage"] = "replay"
+        tmp = tempfile.mkdtemp(prefix="tracetui-nightly-")
+        stack.callback(shutil.rmtree, tmp, True)
+        env = sandbox.child_env()
+        relay = None
+        if task.llm == "live":
+            url, _source = relay_mod.endpoint_url(task.llm_endpoint)
+            if url is not None:
+                relay = relay_mod.Relay(relay_mod.host_port(url))
+                stack.callback(relay.close)
+                env[relay_mod.ENV_RELAY_FD] = str(relay.child_fd)
+        result, log_path = os.path.join(tmp, "summary.json"), os.path.join(tmp, "child.log")
+        request = json.dumps({"task": task.to_json(), "local": os.path.abspath(local), "result": result})
+        with open(log_path, "wb") as log:  # the agent's own output, kept for a child that dies
+            proc = subprocess.Popen([*command, request], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                    pass_fds=(relay.child_fd,) if relay is not None else ())
+            if relay is not None:
+                relay.started()
+            proc.wait()
+        try:
+            with open(result, "rb") as fh:
+                summary = json.load(fh)
+        except (OSError, ValueError):
+            with open(log_path, "rb") as fh:
+                fh.seek(max(0, os.path.getsize(log_path) - 600))
+                tail = fh.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            out["message"] = (f"{task.name}: the isolated replay ended (exit code {proc.returncode}) without a "
+                              "result" + (": " + " | ".join(tail) if tail else ""))
+            return
+        summary.pop("seconds", None)
+        out.update(summary)
+
+
+def _replay(task: Task, out: dict[str, Any], local: str | None) -> None:
     from tracetui.core.harness.run import replay
-    from tracetui.core.harness.sandbox import ISOLATION_GUARD
     from tracetui.core.model import Status
     from tracetui.core.readers import read_trace
     from tracetui.core.triage.replayability import assess
 
     out["stage"] = "read"
     try:
-        with local_copy(task.path) as local:
-            original = read_trace(local)
+        with local_copy(task.path) if local is None else contextlib.nullcontext(local) as path:
+            original = read_trace(path)
     except (TracetuiError, ValueError, RecursionError, MemoryError, OSError) as exc:
         _error(out, "read", exc, task.name)
         return
@@ -163,7 +250,7 @@ def _replay(task: Task, out: dict[str, Any]) -> None:
         try:
             report = replay(original, spec, path, redactor=redactor, mode=task.mode, llm=task.llm,
                             trials=task.trials, accept_schema_change=False,
-                            isolation=ISOLATION_GUARD)  # in the worker's process: the guard only
+                            isolation=out["network_isolation"])
         except TracetuiError as exc:
             _error(out, "replay", exc, task.name)
             return
