@@ -5,7 +5,8 @@ process (outside the namespace); the agent under replay tries the issue's 19 tec
 call, pre-opened connection, subprocesses (``python -c``, ``curl``), ``os.system``, ``ctypes``, a Unix
 socket, UDP ``sendto``/``sendmsg``, a multiprocessing spawn, a thread, asyncio, urllib, http.client,
 httpx, requests, DNS) and TCP to ::1, in every replay mode: ``tracetui replay`` frozen and
-``--llm live``, the zero-code entry frozen and live, ``golden run`` and ``triage --agent``. The
+``--llm live``, the zero-code entry frozen and live, ``golden run``, ``triage --agent`` and ``nightly``
+(frozen and live on the local executor, frozen on an embedded Dask cluster's worker process). The
 servers count what arrives: 0; with ``--llm live`` the model server gets the model's calls through
 the parent's relay, and curl's request through the relay is refused.
 """
@@ -374,6 +375,67 @@ def test_no_escape_technique_reaches_a_server_in_any_replay_mode(mode: str, worl
         assert f"GET 127.0.0.1:{servers.ports()['tcp']}" in relay, relay
     else:
         assert model.model_calls == 0 and "model relay" not in out
+
+
+NIGHTLY = {"nightly frozen": ("frozen", False), "nightly --llm live": ("live", False),
+           "nightly frozen on a Dask worker process": ("frozen", True)}
+
+
+def _nightly(folder: Path, llm: str, endpoint: str, dask: bool) -> dict[str, Any]:
+    """``run_nightly`` over a store of rec.jsonl with agent.py:run, serially here or on a one-worker
+    embedded Dask cluster (worker processes)."""
+    from tracetui.core.execute import SerialExecutor
+    from tracetui.core.nightly import NightlyConfig, run_nightly
+
+    (folder / "store").mkdir()
+    shutil.copy(folder / "rec.jsonl", folder / "store" / "rec.jsonl")
+    config = NightlyConfig(str(folder / "store"), "agent.py:run", sample=0, llm=(llm,), trials=1,
+                           extra={"llm_endpoint": endpoint})
+    if not dask:
+        return run_nightly(config, SerialExecutor(), journal=str(folder / "n.json.partial.jsonl"))
+    pytest.importorskip("dask.distributed")
+    from tracetui.integrations.dask_cluster import DaskExecutor
+
+    with DaskExecutor(None, workers=1) as executor:
+        return run_nightly(config, executor, journal=str(folder / "n.json.partial.jsonl"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sandbox.namespace_prefix()[0] is None, reason="no network namespace here")
+@pytest.mark.parametrize("mode", list(NIGHTLY))
+def test_no_escape_technique_reaches_a_server_in_a_nightly_replay(mode: str, world: Path, servers: Servers,
+                                                                  model: Any) -> None:
+    llm, dask = NIGHTLY[mode]
+    report = _nightly(world, llm, model.base_url_openai, dask)
+    run = report["runs"][0]
+    assert run["outcome"] in ("pass", "diverged", "failed"), run  # replayed, not an error
+    assert servers.hits == [], (servers.hits, run)
+    outcomes = servers.outcomes()
+    assert NETWORK_TECHNIQUES <= set(outcomes) and not {t for t in NETWORK_TECHNIQUES if outcomes[t] == "ok"}, outcomes
+    assert run["network_isolation"] == sandbox.ISOLATION_NAMESPACE
+    assert report["job"]["network_isolation"] == {sandbox.ISOLATION_NAMESPACE: 1}
+    if llm == "live":  # the model was reached, through the worker's relay only
+        assert model.model_calls >= 1 and model.hit_count("/api/") == 0
+    else:
+        assert model.model_calls == 0
+
+
+def test_where_no_namespace_can_be_had_nightly_says_guard_only_and_calls_the_model_directly(
+        recordings: Path, model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_BASE_URL", model.base_url_openai)
+    monkeypatch.setenv(sandbox.ENV_DISABLE, "1")
+    for name in ("rec.jsonl", "agent.py"):
+        shutil.copy(recordings / name, tmp_path / name)
+    sandbox.namespace_prefix.cache_clear()
+    try:
+        report = _nightly(tmp_path, "live", model.base_url_openai, False)
+    finally:
+        sandbox.namespace_prefix.cache_clear()
+    run = report["runs"][0]
+    assert run["outcome"] == "pass" and run["network_isolation"] == sandbox.ISOLATION_GUARD, run
+    assert report["job"]["network_isolation"] == {sandbox.ISOLATION_GUARD: 1} and model.model_calls == 1
 
 
 @pytest.mark.parametrize("mode", list(MODES))
