@@ -91,3 +91,34 @@ def test_diff_prints_a_capped_issue_list(tmp_path, capsys):
     lines = err.splitlines()
     assert len(lines) == 2 * 21, err[:2000]
     assert lines[20] == f"tracetui: original: ... 480 more (`tracetui show {path} --format json` lists them all)"
+
+
+def test_valid_json_lines_of_the_wrong_shape_keep_a_capped_issue_list_with_the_count(tmp_path):
+    import orjson
+
+    from tracetui.core.readers.base import MAX_ISSUES
+
+    first = orjson.dumps(orjson.loads((SAMPLES / "order_lookup" / "original.otlp.json").read_bytes())) + b"\n"
+    path = tmp_path / "wrong-shape.jsonl"
+    path.write_bytes(first + b'{"resourceSpans": 3}\n' * (MAX_ISSUES + 2500))
+    t = read_trace(str(path))
+    assert t.spans and len(t.issues) == MAX_ISSUES + 1
+    assert t.issues[0].line == 2 and t.issues[MAX_ISSUES - 1].line == MAX_ISSUES + 1  # the first ones, in order
+    last = t.issues[-1]
+    assert last.message == f"… 2500 more issues not listed (the first {MAX_ISSUES} are): skipped 2500", last
+    assert last.severity == "skipped" and last.path == str(path)
+
+
+def test_an_issue_list_keeps_the_first_and_counts_the_rest_at_the_worst_severity_dropped():
+    from tracetui.core.model import ReadIssue
+    from tracetui.core.readers.base import MAX_ISSUES, IssueList
+
+    a = IssueList(ReadIssue("f", n, "", "w", "warning") for n in range(MAX_ISSUES + 3))
+    a.append(ReadIssue("f", None, "", "broken", "error"))
+    b = IssueList([ReadIssue("g", 1, "", "first of b", "info")])
+    b.extend(a)  # b's own issue, then a's first ones; a's count carried over
+    done = b.finished()
+    assert len(done) == MAX_ISSUES + 1 and done[0].message == "first of b" and done[1].line == 0
+    assert done[-1].severity == "error" and done[-1].message.startswith("… 5 more issues not listed")
+    assert done[-1].message.endswith(": error 1, warning 4")
+    assert IssueList([ReadIssue("f", 1, "", "m")]).finished() == [ReadIssue("f", 1, "", "m")]

@@ -14,7 +14,7 @@ from typing import BinaryIO
 from tracetui.core.errors import FormatNotRecognised, ReadError, TraceNotFound
 from tracetui.core.model import ReadIssue, Span, SpanKind, Trace
 from tracetui.core.readers.bare_args import name_bare_arguments
-from tracetui.core.readers.base import Reader, ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, Reader, ReaderOutput, RunSpans
 from tracetui.core.readers.lazyspan import LazySpan
 from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.mask import mask_data, mask_spans
@@ -332,7 +332,8 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
             indexed: bool = False) -> Trace:
     """One run as a ``Trace``: its tree made sound, its issues = the file's, the run's own, then
     what finishing found (orphans, skew) and content the producer did not capture."""
-    issues = [*file_issues, *run.issues]
+    issues = IssueList(file_issues)  # capped (base.MAX_ISSUES) and counted, whatever list each reader kept
+    issues.extend(run.issues)
     spans = run.spans if run.in_order else finish_spans(run.spans, p, issues)
     if not indexed and reader.name != "tracetui":  # tracetui/1 holds arguments as the agent passed them
         name_bare_arguments(spans)
@@ -344,7 +345,7 @@ def _finish(reader: Reader, run: RunSpans, p: str, ids: list[str], file_issues: 
     if header and isinstance(header.get("input"), (str, dict)):
         header = {**header, "input": mask_data(SpanKind.OTHER, {"input": header["input"]})["input"]}
     return Trace(spans=spans, header=header, path=p, format=reader.name,
-                 trace_id=run.trace_id, trace_ids=ids, issues=issues)
+                 trace_id=run.trace_id, trace_ids=ids, issues=issues.finished())
 
 
 def _content_view(spans: list[Span]) -> list[Span]:

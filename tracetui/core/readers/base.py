@@ -8,12 +8,64 @@ from typing import Any, Protocol
 from tracetui.core.model import ReadIssue, Span
 
 
+MAX_ISSUES = 1000
+"""Issues kept per file; the rest are counted in one final ``… N more`` issue (``IssueList``)."""
+_RANK = {"info": 0, "warning": 1, "skipped": 2, "error": 3}
+
+
+class IssueList(list[ReadIssue]):
+    """A list of issues that keeps the first ``MAX_ISSUES`` and counts the rest (per severity), so
+    a file of millions of bad lines holds a thousand issues, not millions. ``finished()`` is the
+    list with one ``… N more`` issue at the end carrying the count, as severe as the worst issue
+    not kept (so a dropped ``error`` still makes the list say ``error``). Extending one IssueList
+    with another carries the other's count."""
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__()
+        self.more: dict[str, int] = {}
+        self.more_path = ""
+        self.extend(items)
+
+    def append(self, issue: ReadIssue) -> None:
+        if len(self) < MAX_ISSUES:
+            super().append(issue)
+        else:
+            self.more[issue.severity] = self.more.get(issue.severity, 0) + 1
+            self.more_path = self.more_path or issue.path
+
+    def extend(self, items: Any) -> None:
+        for issue in items:
+            self.append(issue)
+        if isinstance(items, IssueList):
+            for severity, n in items.more.items():
+                self.more[severity] = self.more.get(severity, 0) + n
+            self.more_path = self.more_path or items.more_path
+
+    def __iadd__(self, items: Any) -> IssueList:  # type: ignore[override,misc]
+        self.extend(items)
+        return self
+
+    def finished(self) -> list[ReadIssue]:
+        """The kept issues, then ``… N more issues not listed (k skipped, m warning)`` when any were
+        dropped (line None, the most severe dropped severity)."""
+        out = list(self)
+        n = sum(self.more.values())
+        if n:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(self.more.items(), key=lambda kv: -_RANK.get(kv[0], 0)))
+            worst = max(self.more, key=lambda k: _RANK.get(k, 0))
+            out.append(ReadIssue(self.more_path or (out[0].path if out else ""), None, "",
+                                 f"… {n} more issue{'s' * (n != 1)} not listed (the first {MAX_ISSUES} are): {counts}",
+                                 worst))
+        return out
+
+
 class FileReading:
-    """Where every reader's pass over one file starts: the file's path, its issues, and ``issue``."""
+    """Where every reader's pass over one file starts: the file's path, its issues (an
+    ``IssueList``: capped), and ``issue``."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.issues: list[ReadIssue] = []
+        self.issues: list[ReadIssue] = IssueList()
 
     def issue(self, line: int | None, where: str, message: str, severity: str = "skipped") -> None:
         """Report a problem at ``line`` (1-based, None: the whole file) and ``where`` (a JSON path)."""
@@ -43,7 +95,7 @@ class RunSpans:
     spans: list[Span] = field(default_factory=list)
     header: dict[str, Any] = field(default_factory=dict)
     in_order: bool = False
-    issues: list[ReadIssue] = field(default_factory=list)
+    issues: list[ReadIssue] = field(default_factory=IssueList)
 
 
 @dataclass(slots=True)
@@ -51,7 +103,7 @@ class ReaderOutput:
     """Everything a reader got out of one file: runs in file order, and issues."""
 
     runs: list[RunSpans] = field(default_factory=list)
-    issues: list[ReadIssue] = field(default_factory=list)
+    issues: list[ReadIssue] = field(default_factory=IssueList)
 
 
 class Reader(Protocol):

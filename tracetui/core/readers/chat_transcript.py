@@ -42,6 +42,7 @@ import orjson
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
+from tracetui.core.readers.base import IssueList
 from tracetui.core.readers.otel_messages import Message, normalize_message, tool_call
 
 __all__ = ["ArgsCache", "Transcript", "first_text", "last_text", "normalize_chat_message", "tool_args_hash", "transcript_spans"]
@@ -266,7 +267,7 @@ def transcript_spans(
     """
     norm: list[Message] = []
     spans: list[Span] = []
-    issues: list[ReadIssue] = []
+    issues: list[ReadIssue] = IssueList()
     tools: list[tuple[int, int, dict[str, Any]]] = []
     pending: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
     cache: ArgsCache = {} if args_cache is None else args_cache

@@ -46,7 +46,7 @@ from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.inspect_ai_sample import LogInfo, SampleSpans
 from tracetui.core.readers.jsondoc import BOM, load_json
@@ -177,7 +177,7 @@ class _Reading:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.issues: list[ReadIssue] = []
+        self.issues: list[ReadIssue] = IssueList()
         self.runs: list[RunSpans] = []
         self.run_ids: set[str] = set()
         self.unknown_events: set[str] = set()

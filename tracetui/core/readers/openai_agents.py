@@ -27,7 +27,7 @@ from typing import Any
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import usage_from
@@ -83,7 +83,7 @@ class _Run:
 class _Reading:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.issues: list[ReadIssue] = []
+        self.issues: list[ReadIssue] = IssueList()
         self.runs: dict[str | None, _Run] = {}
         self.index = 0
         self.per_line = False

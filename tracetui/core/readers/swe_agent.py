@@ -34,7 +34,7 @@ from typing import Any
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.chat_transcript import normalize_chat_message
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json
@@ -106,7 +106,7 @@ class SweAgentReader:
 
 
 def _read(path: str, data: bytes) -> ReaderOutput:
-    issues: list[ReadIssue] = []
+    issues: list[ReadIssue] = IssueList()
     doc = load_json(path, data, issues)
     if type(doc) is not dict:
         raise ReadError(path, f"expected {_SHAPE}, found a JSON {type(doc).__name__}")

@@ -30,7 +30,7 @@ from typing import Any
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.chat_transcript import (
     ArgsCache,
     first_text,
@@ -78,7 +78,7 @@ class TauBenchReader:
 
 
 def _read(path: str, data: bytes) -> ReaderOutput:
-    issues: list[ReadIssue] = []
+    issues: list[ReadIssue] = IssueList()
     doc = load_json(path, data, issues)
     if isinstance(doc, dict) and "traj" in doc:
         records: list[Any] = [doc]
@@ -95,7 +95,7 @@ def _read(path: str, data: bytes) -> ReaderOutput:
         if type(r) is not dict:
             issues.append(ReadIssue(path, None, f"$[{k}]", f"not a result object ({type(r).__name__}); skipped"))
             continue
-        run_issues: list[ReadIssue] = []  # reported with this run only, not when another run is picked
+        run_issues: list[ReadIssue] = IssueList()  # reported with this run only, not when another run is picked
         runs.append(_run(path, k, r, seen, cache, run_issues))
         runs[-1].issues = run_issues
     return ReaderOutput(runs, issues)

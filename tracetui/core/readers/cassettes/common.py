@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.timefmt import ns_to_iso, time_ns
 
@@ -423,7 +423,7 @@ def runs_of(path: str, data: bytes, key: str, shape: str, what: str,
     Raises:
         ReadError: not JSON, or no ``what`` could be read.
     """
-    issues: list[ReadIssue] = []
+    issues: list[ReadIssue] = IssueList()
     recs, _ = records_of(*load_doc(path, data, issues))
     runs: list[RunSpans] = []
     used: set[str] = set()

@@ -8,7 +8,7 @@ import itertools
 from typing import Any
 
 from tracetui.core.model import SpanKind, ReadIssue, Span, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.cassettes.blobs import Blobs, PayloadLog, blob_payload, report_nofolder
 from tracetui.core.readers.cassettes.common import (
     ROOT_ID,
@@ -87,7 +87,7 @@ class CassetteEventsReader:
         Raises:
             ReadError: not JSON, or no event could be read.
         """
-        issues: list[ReadIssue] = []
+        issues: list[ReadIssue] = IssueList()
         doc, rows = load_doc(path, data, issues)
         recs, _ = records_of(doc, rows, ("events",))
         by_run: dict[str, list[tuple[Rec, Any]]] = {}

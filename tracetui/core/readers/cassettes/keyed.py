@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from tracetui.core.model import ReadIssue, Span, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.cassettes.common import (
     HEX,
     ROOT_NAME,
@@ -151,7 +151,7 @@ class CassetteKeyedReader:
         Raises:
             ReadError: not JSON, or no row is a cassette row.
         """
-        issues: list[ReadIssue] = []
+        issues: list[ReadIssue] = IssueList()
         doc, rows = load_doc(path, data, issues)
         recs, _ = records_of(doc, rows)
         header: dict[str, Any] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracetui.core.model import SpanKind, ReadIssue, Span, Status
-from tracetui.core.readers.base import ReaderOutput, RunSpans
+from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.cassettes.common import (
     ROOT_ID,
     ROOT_NAME,
@@ -85,7 +85,7 @@ class CassetteToolsReader:
         Raises:
             ReadError: not JSON, or no item is a tool span.
         """
-        issues: list[ReadIssue] = []
+        issues: list[ReadIssue] = IssueList()
         doc, rows = load_doc(path, data, issues)
         recs, wrapper = records_of(doc, rows, _TOOLS_WRAPPERS)
         header = run_header(wrapper, skip=_TOOLS_WRAPPERS) if wrapper is not None else {}
