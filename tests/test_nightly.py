@@ -279,6 +279,7 @@ def test_two_worker_cluster_gives_the_report_of_the_embedded_cluster(store, clus
         assert {s["network_isolation"] for s in two["runs"]} == {expected}
         assert two["job"]["network_isolation"] == {expected: two["replays"]}
         assert f"tracetui: network isolation: {expected} ({two['replays']} replays)" in err
+        assert f"Network isolation: {expected} ({two['replays']})." in (tmp_path / "two.md").read_text()
     finally:
         for p in reversed(procs):
             p.terminate()

@@ -260,6 +260,9 @@ def render_markdown(report: dict[str, Any], max_groups: int = 10) -> str:
                  + (f", {report['trials']} trials live" if "live" in report["llm"] else "")
                  + f") of {sample.get('sampled', '?')} runs sampled from {sample.get('listed', '?')} "
                  f"in `{_md(report['store'])}` (seed {_md(sample.get('seed'))}).")
+    isolation = (report.get("job") or {}).get("network_isolation") or {}
+    if isolation:  # where the agents ran: a network namespace, or the in-process guard alone
+        lines.append("Network isolation: " + "; ".join(f"{_md(k)} ({v})" for k, v in isolation.items()) + ".")
     lines.append("")
     lines.append("| outcome | runs | share |" + (" baseline |" if b else ""))
     lines.append("|---|---:|---:|" + ("---:|" if b else ""))
