@@ -599,3 +599,17 @@ def test_a_library_replay_session_says_in_its_header_that_only_the_guard_covers_
     header = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
     assert header["network_isolation"] == sandbox.ISOLATION_GUARD
     assert "network_isolation" not in json.loads((tmp_path / "rec.jsonl").read_text().splitlines()[0])
+
+
+@pytest.mark.skipif(sandbox.namespace_prefix()[0] is None, reason="no network namespace here")
+def test_a_nightly_agent_that_kills_its_process_is_an_error_of_that_run_with_its_last_words(
+        recordings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACETUI_REDACTION_KEY", "sandbox-test-key-0123456789abcdef")
+    shutil.copy(recordings / "rec.jsonl", tmp_path / "rec.jsonl")
+    (tmp_path / "agent.py").write_text("import os, sys\nprint('going down', file=sys.stderr, flush=True)\nos._exit(3)\n")
+    report = _nightly(tmp_path, "frozen", "", False)  # in the worker's own process this would end the worker
+    run = report["runs"][0]
+    assert run["outcome"] == "error" and run["stage"] == "replay", run
+    assert run["message"] == "rec.jsonl: the isolated replay ended (exit code 3) without a result: going down", run
+    assert run["network_isolation"] == sandbox.ISOLATION_NAMESPACE
