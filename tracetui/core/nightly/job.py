@@ -165,7 +165,7 @@ def run_nightly(config: NightlyConfig, executor: Executor | None = None, *, jour
                                "to start again")
         sample_meta, tasks = _plan(config)
         head = {"journal": JOURNAL_VERSION, "config": config.identity(), "sample": sample_meta,
-                "tasks": [t.to_json() for t in tasks]}
+                "tasks": [{**t.to_json(), "llm_endpoint": None} for t in tasks]}  # the endpoint: each invocation's
         tmp = journal + ".tmp"
         with open(tmp, "wb") as new:
             new.write(orjson.dumps(head) + b"\n")
