@@ -12,6 +12,7 @@ from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Trace
 from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
+from tracetui.core.readers.base import MAX_ISSUES
 
 
 def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
@@ -53,7 +54,7 @@ def print_issues(label: str, issues: list[ReadIssue], err: TextIO, *, verbose: b
         print(f"tracetui: {label}: {issue.severity}: {issue}", file=err)
     if len(shown) > ISSUES_SHOWN:
         where = f"`tracetui show {path} --format json`" if path else "`tracetui show FILE --format json`"
-        print(f"tracetui: {label}: ... {len(shown) - ISSUES_SHOWN:,} more ({where} lists them all)", file=err)
+        print(f"tracetui: {label}: ... {len(shown) - ISSUES_SHOWN:,} more ({where} lists the first {MAX_ISSUES:,})", file=err)
 
 
 def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

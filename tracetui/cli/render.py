@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from tracetui.core.readers.base import MAX_ISSUES
+
 MAX_VALUE_CHARS = 160
 """Longest value shown per field in text, in characters; JSON output is never cut."""
 
@@ -320,5 +322,5 @@ def render_show(summary: dict[str, Any], *, verbose: bool = False) -> str:
             loc = safe(w["path"]) + (f":{w['line']}" if "line" in w else "") + (f" ({safe(w['where'])})" if "where" in w else "")
             lines.append(f"  {w['severity']}: {loc}: {safe(w['message'])}")
         if len(warnings) > SHOW_MAX_WARNINGS:
-            lines.append(f"  ... {len(warnings) - SHOW_MAX_WARNINGS} more (--format json lists them all)")
+            lines.append(f"  ... {len(warnings) - SHOW_MAX_WARNINGS} more (--format json lists the first {MAX_ISSUES:,})")
     return "\n".join(lines) + "\n"

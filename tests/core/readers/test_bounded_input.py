@@ -90,7 +90,7 @@ def test_diff_prints_a_capped_issue_list(tmp_path, capsys):
     assert code == 0
     lines = err.splitlines()
     assert len(lines) == 2 * 21, err[:2000]
-    assert lines[20] == f"tracetui: original: ... 480 more (`tracetui show {path} --format json` lists them all)"
+    assert lines[20] == f"tracetui: original: ... 480 more (`tracetui show {path} --format json` lists the first 1,000)"
 
 
 def test_valid_json_lines_of_the_wrong_shape_keep_a_capped_issue_list_with_the_count(tmp_path):
