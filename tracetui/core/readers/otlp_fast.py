@@ -37,10 +37,15 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
+__all__ = ["KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
 
-RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value"})
-"""Attributes the cheap pass (``otel_attrs.key_fields_from_attributes``) never reads."""
+RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value",
+                      "gen_ai.retrieval.documents", "gen_ai.input.messages"})
+"""Attributes kept as bytes: the cheap pass (``otel_attrs.key_fields_from_attributes``) never
+reads them but for ``KEY_RAW_KEYS`` (and a kept value is truthy, as its string is)."""
+KEY_RAW_KEYS = frozenset({"gen_ai.input.messages"})
+"""Kept attributes the cheap pass reads (an llm's first input message: content captured?):
+``otlp_lazy.OtlpPayloads.span`` decodes them for it, and keeps the bytes."""
 RAW_MIN_BYTES = 256
 """A kept payload's least size (its AnyValue's JSON): smaller values are decoded at once."""
 

@@ -30,7 +30,7 @@ from msgspec import Raw
 
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.lazyspan import LazySpan
-from tracetui.core.readers.otlp_fast import decoded
+from tracetui.core.readers.otlp_fast import KEY_RAW_KEYS, decoded
 from tracetui.core.readers.otel_attrs import (
     VOLATILE_ONLY_ATTRIBUTES,
     key_fields_from_attributes,
@@ -117,7 +117,12 @@ class OtlpPayloads:
              line: int | None) -> LazySpan:
         """A ``LazySpan`` with the cheap pass's fields; the payload pass waits for the first read."""
         err = status is Status.ERROR
-        kind, error_type, part, miss = key_fields_from_attributes(name, attrs, events, status_error=err)
+        seen = attrs
+        for k in KEY_RAW_KEYS:  # a payload otlp_fast kept as bytes that the cheap pass reads: decoded for it
+            v = attrs.get(k)
+            if type(v) is Raw:
+                seen = {**seen, k: decoded(v)}
+        kind, error_type, part, miss = key_fields_from_attributes(name, seen, events, status_error=err)
         s = _new(LazySpan)
         s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
         s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
