@@ -122,3 +122,20 @@ def test_big_input_messages_kept_as_bytes_read_by_the_cheap_pass(first: str, tmp
     assert llm.data["messages"][1]["content"] == BIG
     monkeypatch.undo()
     _same(path, monkeypatch)
+
+
+def test_signature_of_a_kept_payload() -> None:
+    """A payload kept as bytes signs by its bytes, and never as the same text decoded (the two readings
+    of one span are compared by mapping, not taken as equal)."""
+    from tracetui.core.readers.otlp_lazy import signature
+
+    def raw(text: str) -> Raw:
+        return Raw(json.dumps({"stringValue": text}, separators=(",", ":")).encode())
+
+    def sig(v: Any) -> Any:
+        return signature("execute_tool t", {"gen_ai.tool.name": "t", "gen_ai.tool.call.result": v}, [], False)
+
+    assert sig(raw(BIG)) == sig(raw(BIG))
+    assert sig(raw(BIG)) != sig(raw(BIG + "y"))
+    assert sig(raw(BIG)) != sig(BIG)
+    assert sig(raw(BIG)) != sig({"stringValue": BIG})

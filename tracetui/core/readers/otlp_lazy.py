@@ -81,6 +81,7 @@ def payload_pass(name: str, attrs: dict[str, Any], events: list[dict[str, Any]],
 
 
 _dumps = orjson.dumps
+_Fragment = orjson.Fragment
 _VOLATILE = VOLATILE_ONLY_ATTRIBUTES
 
 
@@ -95,9 +96,10 @@ def signature(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], st
 
 
 def _raw(v: Any) -> Any:
-    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON text, marked (never equal to a decoded value)."""
+    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON, marked (never equal to a decoded value);
+    written as it is (``orjson.Fragment``: not decoded, not escaped again)."""
     if type(v) is Raw:
-        return {"\x00raw": bytes(v).decode()}
+        return {"\x00raw": _Fragment(bytes(v))}
     raise TypeError
 
 
