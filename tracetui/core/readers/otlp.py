@@ -36,7 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from typing import Any
+from typing import Any, cast
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
@@ -58,6 +58,8 @@ _STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
 _RS_KEYS = ("resourceSpans", "resource_spans")
 _SS_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 _SCOPE_KEYS = ("scope", "instrumentationLibrary", "instrumentation_library")
+_NO_EVENTS = cast("list[dict[str, Any]]", ())
+"""A span without events: one immutable empty sequence for all (a big file keeps one a span until the payload pass)."""
 
 
 class BadValue(Exception):
@@ -419,7 +421,7 @@ class _Reading(FileReading):
             status, status_msg = self._status(st, where, line)
         attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
         ev = sp.get("events")
-        events = self._events(ev, where, line) if ev else []
+        events = self._events(ev, where, line) if ev else _NO_EVENTS
         k_raw = sp.get("kind")
         otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
         extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))
