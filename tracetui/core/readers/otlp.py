@@ -306,7 +306,7 @@ class _Reading(FileReading):
         self.lazy = OtlpPayloads() if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
-        self.shared: dict[Any, Any] = {}  # equal values kept once (trace ids, extras)
+        self.shared: dict[Any, Any] = {}  # equal values kept once (trace and span ids, extras)
 
     # -- envelope -------------------------------------------------------------------
 
@@ -402,6 +402,10 @@ class _Reading(FileReading):
             self.issue(line, f"{where}.parentSpanId", problem, "warning")
         if parent is not None and not parent.strip("0"):
             parent = None  # an all-zero id is "no parent"
+        shared = self.shared
+        sid = shared.setdefault(sid, sid)  # a parent id is its parent's span id object, not a copy
+        if parent is not None:
+            parent = shared.setdefault(parent, parent)
         name = sp.get("name")
         name = name if isinstance(name, str) else "" if name is None else str(name)
         raw_start = _get(sp, "startTimeUnixNano", "start_time_unix_nano")

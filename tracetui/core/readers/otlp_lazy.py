@@ -23,6 +23,8 @@ small files (at read time) and big ones (on first use) alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -104,6 +106,7 @@ def _raw(v: Any) -> Any:
 
 
 _new = object.__new__
+_NO_PART: Mapping[str, Any] = MappingProxyType({})
 
 
 class OtlpPayloads:
@@ -125,6 +128,8 @@ class OtlpPayloads:
             if type(v) is Raw:
                 seen = {**seen, k: decoded(v)}
         kind, error_type, part, miss = key_fields_from_attributes(name, seen, events, status_error=err)
+        if not part:
+            part = _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
         s = _new(LazySpan)
         s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
         s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
