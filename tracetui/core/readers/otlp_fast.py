@@ -5,9 +5,10 @@
 ``msgspec.json`` into the Structs below, each attribute a ``KeyValue(key, value:
 msgspec.Raw)``. A value is parsed at once (msgspec, exact integers of any size) and
 decoded as an AnyValue, except a string AnyValue of ``RAW_MIN_BYTES`` or more under a
-key the cheap pass never reads (``RAW_KEYS``: outputs and tool results), which stays
-a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
-(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``). ``documents`` gives the same
+key in ``RAW_KEYS`` (outputs, tool results, retrieved documents, input messages), which
+stays a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
+(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``; the cheap pass decodes the one
+``KEY_RAW_KEYS`` names for itself and drops it). ``documents`` gives the same
 ``(line, object)`` pairs ``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed
 document, or JSON Lines), with every ``attributes`` list already flat (``{key: value}``)
 and each scope's spans a ``SpanDicts`` (each span's dict built when reached), so the
