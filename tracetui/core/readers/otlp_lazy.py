@@ -127,9 +127,8 @@ class OtlpPayloads:
             v = attrs.get(k)
             if type(v) is Raw:
                 seen = {**seen, k: decoded(v)}
-        kind, error_type, part, miss = key_fields_from_attributes(name, seen, events, status_error=err)
-        if not part:
-            part = _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
+        kind, error_type, fields, miss = key_fields_from_attributes(name, seen, events, status_error=err)
+        part = fields or _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
         s = _new(LazySpan)
         s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
         s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
