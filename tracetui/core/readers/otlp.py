@@ -36,7 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from typing import Any
+from typing import Any, cast
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
@@ -58,6 +58,8 @@ _STATUS_NAMES = {"unset": Status.UNSET, "ok": Status.OK, "error": Status.ERROR}
 _RS_KEYS = ("resourceSpans", "resource_spans")
 _SS_KEYS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 _SCOPE_KEYS = ("scope", "instrumentationLibrary", "instrumentation_library")
+_NO_EVENTS = cast("list[dict[str, Any]]", ())
+"""A span without events: one immutable empty sequence for all (a big file keeps one a span until the payload pass)."""
 
 
 class BadValue(Exception):
@@ -304,7 +306,7 @@ class _Reading(FileReading):
         self.lazy = OtlpPayloads() if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
-        self.shared: dict[Any, Any] = {}  # equal values kept once (trace ids, extras)
+        self.shared: dict[Any, Any] = {}  # equal values kept once (trace and span ids, extras)
 
     # -- envelope -------------------------------------------------------------------
 
@@ -400,6 +402,10 @@ class _Reading(FileReading):
             self.issue(line, f"{where}.parentSpanId", problem, "warning")
         if parent is not None and not parent.strip("0"):
             parent = None  # an all-zero id is "no parent"
+        shared = self.shared
+        sid = shared.setdefault(sid, sid)  # a parent id is its parent's span id object, not a copy
+        if parent is not None:
+            parent = shared.setdefault(parent, parent)
         name = sp.get("name")
         name = name if isinstance(name, str) else "" if name is None else str(name)
         raw_start = _get(sp, "startTimeUnixNano", "start_time_unix_nano")
@@ -419,7 +425,7 @@ class _Reading(FileReading):
             status, status_msg = self._status(st, where, line)
         attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
         ev = sp.get("events")
-        events = self._events(ev, where, line) if ev else []
+        events = self._events(ev, where, line) if ev else _NO_EVENTS
         k_raw = sp.get("kind")
         otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
         extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))

@@ -5,9 +5,10 @@
 ``msgspec.json`` into the Structs below, each attribute a ``KeyValue(key, value:
 msgspec.Raw)``. A value is parsed at once (msgspec, exact integers of any size) and
 decoded as an AnyValue, except a string AnyValue of ``RAW_MIN_BYTES`` or more under a
-key the cheap pass never reads (``RAW_KEYS``: outputs and tool results), which stays
-a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
-(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``). ``documents`` gives the same
+key in ``RAW_KEYS`` (outputs, tool results, retrieved documents, input messages), which
+stays a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
+(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``; the cheap pass decodes the one
+``KEY_RAW_KEYS`` names for itself and drops it). ``documents`` gives the same
 ``(line, object)`` pairs ``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed
 document, or JSON Lines), with every ``attributes`` list already flat (``{key: value}``)
 and each scope's spans a ``SpanDicts`` (each span's dict built when reached), so the
@@ -37,10 +38,15 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
+__all__ = ["KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
 
-RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value"})
-"""Attributes the cheap pass (``otel_attrs.key_fields_from_attributes``) never reads."""
+RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value",
+                      "gen_ai.retrieval.documents", "gen_ai.input.messages"})
+"""Attributes kept as bytes: the cheap pass (``otel_attrs.key_fields_from_attributes``) never
+reads them but for ``KEY_RAW_KEYS`` (and a kept value is truthy, as its string is)."""
+KEY_RAW_KEYS = frozenset({"gen_ai.input.messages"})
+"""Kept attributes the cheap pass reads (an llm's first input message: content captured?):
+``otlp_lazy.OtlpPayloads.span`` decodes them for it, and keeps the bytes."""
 RAW_MIN_BYTES = 256
 """A kept payload's least size (its AnyValue's JSON): smaller values are decoded at once."""
 

@@ -23,6 +23,8 @@ small files (at read time) and big ones (on first use) alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -30,7 +32,7 @@ from msgspec import Raw
 
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.lazyspan import LazySpan
-from tracetui.core.readers.otlp_fast import decoded
+from tracetui.core.readers.otlp_fast import KEY_RAW_KEYS, decoded
 from tracetui.core.readers.otel_attrs import (
     VOLATILE_ONLY_ATTRIBUTES,
     key_fields_from_attributes,
@@ -81,6 +83,7 @@ def payload_pass(name: str, attrs: dict[str, Any], events: list[dict[str, Any]],
 
 
 _dumps = orjson.dumps
+_Fragment = orjson.Fragment
 _VOLATILE = VOLATILE_ONLY_ATTRIBUTES
 
 
@@ -95,13 +98,15 @@ def signature(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], st
 
 
 def _raw(v: Any) -> Any:
-    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON text, marked (never equal to a decoded value)."""
+    """A payload ``otlp_fast`` kept as bytes, in a signature: its JSON, marked (never equal to a decoded value);
+    written as it is (``orjson.Fragment``: not decoded, not escaped again)."""
     if type(v) is Raw:
-        return {"\x00raw": bytes(v).decode()}
+        return {"\x00raw": _Fragment(bytes(v))}
     raise TypeError
 
 
 _new = object.__new__
+_NO_PART: Mapping[str, Any] = MappingProxyType({})
 
 
 class OtlpPayloads:
@@ -117,7 +122,13 @@ class OtlpPayloads:
              line: int | None) -> LazySpan:
         """A ``LazySpan`` with the cheap pass's fields; the payload pass waits for the first read."""
         err = status is Status.ERROR
-        kind, error_type, part, miss = key_fields_from_attributes(name, attrs, events, status_error=err)
+        seen = attrs
+        for k in KEY_RAW_KEYS:  # a payload otlp_fast kept as bytes that the cheap pass reads: decoded for it
+            v = attrs.get(k)
+            if type(v) is Raw:
+                seen = {**seen, k: decoded(v)}
+        kind, error_type, fields, miss = key_fields_from_attributes(name, seen, events, status_error=err)
+        part = fields or _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
         s = _new(LazySpan)
         s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
         s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
