@@ -349,3 +349,52 @@ def test_unservable_names_truncation_and_ambiguous_arguments() -> None:
         "its recorded arguments are ambiguous (the same key twice with different values: a: 1 then 2)")
     c = Cassette.from_trace(trace(dup))
     assert c.path[0].unservable() == unservable(dup)
+
+
+# --- added for the survivors of the first run with the tests above (tests/mutation_equivalents.md) ----------------
+
+
+def test_the_cassette_keeps_the_trace_it_was_built_from() -> None:
+    t = trace(tool(1, "get", {}))
+    assert Cassette.from_trace(t).trace is t
+
+
+def test_mask_volatile_takes_brackets_only_around_a_whole_step_and_list_indexes_only_in_range() -> None:
+    assert mask_volatile({"x]": 1, "": 2}, ["x]"]) == ({"x]": V, "": 2}, ["x]"])
+    assert mask_volatile({"l": [1, 2]}, ["l[X1]", "l[-X]"]) == ({"l": [1, 2]}, [])
+    assert mask_volatile({"l": [1, 2, 3]}, ["l[-3]"]) == ({"l": [V, 2, 3]}, ["l[-3]"])
+    assert mask_volatile({"l": [1, 2, 3]}, ["l[-4]"]) == ({"l": [1, 2, 3]}, [])
+
+
+def test_llm_checks_compare_json_types_not_python_equality() -> None:
+    """1 and True, 1 and 1.0 are different JSON values (``1 == True`` is Python's rule, not JSON's)."""
+    c = Cassette.from_trace(trace(llm(1, model=1, messages=MSG, params={"temperature": 1}, prompt_version=1)))
+    assert c.llm_differences(0, True, MSG, {"temperature": 1.0}, {"prompt_version": 1.0})[1] == [
+        "model: true (recorded 1)", "params.temperature: 1.0 (recorded 1)", "prompt_version: 1.0 (recorded 1)"]
+    n = Cassette.from_trace(trace(tool(1, "get", {"n": 1})))
+    assert n.nearest("get", {"n": True})[0]["differs"] == ["arguments.n: true (recorded 1)"]
+
+
+def test_llm_differences_drops_provider_tool_call_ids_and_names_fields_never_recorded_as_absent() -> None:
+    recorded = [{"role": "tool", "tool_call_id": "call_a", "content": "x"}]
+    c = Cassette.from_trace(trace(llm(1, model="m", messages=recorded)))
+    assert c.llm_differences(0, "m", [{"role": "tool", "tool_call_id": "call_b", "content": "x"}], {}, {})[1] == []
+    bare = Cassette.from_trace(trace(llm(1)))
+    assert bare.llm_differences(0, "m", MSG, {}, {})[1] == [
+        'model: "m" (recorded absent)', "messages: " + _short(MSG) + " (recorded absent)"]
+
+
+def test_a_foreign_llm_call_is_checked_on_the_extras_it_holds_equal_and_unequal() -> None:
+    c = Cassette.from_trace(trace(llm(1, prompt_id="p1"), llm(2, model="m", params={"seed": 1}), schema="x"))
+    first, second = c.llm_order
+    assert c.llm_request_differs(first, {}, {"prompt_id": "p1"}) is False
+    assert c.llm_request_differs(first, {}, {"prompt_id": "p2"}) is True
+    assert c.llm_unchecked(first, "m", MSG, {"seed": 1}, {}) == ["model", "messages", "params.seed"]
+    assert c.llm_unchecked(second, "m", MSG, {"seed": 1}, {}) == ["messages"]
+
+
+def test_an_output_of_an_exporter_caps_length_is_unservable() -> None:
+    why = unservable(tool(1, "t", {}, output="a" * 1024))
+    assert why is not None and why.startswith("its recorded output looks truncated (1,024 characters, a known "
+                                              "exporter cap")
+    assert unservable(tool(1, "t", {}, output="a" * 1023)) is None
