@@ -378,3 +378,25 @@ def test_without_an_llm_the_whole_run_is_the_failure_and_its_last_read_fed_it() 
     r = triage(plain("o"), [plain("a"), plain("b")])
     assert r.verdict == "model_or_prompt" and r.failure is not None and r.failure.span_id == "o0"
     assert [e.span_id for e in r.evidence] == ["o0", None, "o1"]
+
+
+def test_a_trial_is_named_by_its_file_and_run_or_in_memory_by_its_run_id_trace_id_or_replay() -> None:
+    """``Trial.label`` (docs/triage.md): ``FILE#RUN`` for a run of a many-run file, ``FILE`` for a one-run file
+    (a path without a folder too), the run id alone (else the trace id, else ``replay``) for a trial held in
+    memory."""
+    def labelled(path: str = "", run_id: Any = None, trace_id: str | None = None, ids: int = 1) -> str:
+        r = run("r")
+        r.path, r.trace_id, r.trace_ids = path, trace_id, [f"t{i}" for i in range(ids)]
+        r.header = {k: v for k, v in r.header.items() if k != "run_id"} | ({} if run_id is None else {"run_id": run_id})
+        report = triage(run("o"), [r])
+        assert report.reproduction is not None
+        return report.reproduction.per_trial[0].label
+
+    assert labelled("/tmp/a/b/replays.jsonl", "r2", ids=2) == "replays.jsonl#r2"
+    assert labelled("replays.jsonl", "r2", ids=2) == "replays.jsonl#r2"
+    assert labelled("/tmp/a/replay.jsonl", "r2") == "replay.jsonl"
+    assert labelled("/tmp/a/replays.jsonl", None, ids=2) == "replays.jsonl"
+    assert labelled("/tmp/a/replays.jsonl", None, trace_id="tt", ids=2) == "replays.jsonl#tt"
+    assert labelled(run_id="r2", trace_id="tt") == "r2"
+    assert labelled(run_id=7, trace_id="tt") == "tt"
+    assert labelled() == "replay"
