@@ -400,3 +400,14 @@ def test_a_trial_is_named_by_its_file_and_run_or_in_memory_by_its_run_id_trace_i
     assert labelled(run_id="r2", trace_id="tt") == "r2"
     assert labelled(run_id=7, trace_id="tt") == "tt"
     assert labelled() == "replay"
+
+
+def test_the_first_reasons_count_the_blockers_and_name_the_first_on_its_span_or_the_header() -> None:
+    empty = triage(Trace([], header=dict(HEADER)))
+    assert [(x.rule, x.on, x.text) for x in empty.reasons] == [
+        ("blockers", "header", "1 blocker; first: no_spans on spans"),
+        ("not_replayable", "header", "a blocker stops triage")]
+    two = triage(_cut(shop("o"), output=True), [shop("a"), shop("b")])
+    assert [(x.rule, x.on, x.text) for x in two.reasons][:2] == [
+        ("blockers", "o2", "2 blockers; first: truncated_output on tool.arguments"),
+        ("reproduction", "step 2", "reproduced in 0 of 2 trials")]
