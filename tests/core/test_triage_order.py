@@ -13,6 +13,7 @@ from builders import TraceBuilder
 
 from tracetui.core.model import Trace
 from tracetui.core.triage import triage
+from tracetui.core.triage.verdict import TriageError, failure_anchor
 
 HEADER = {"schema": "tracetui/1", "run_id": "r1", "start_ns": 1_762_161_242_118_000_000,
           "clock": {"now": "2025-11-03T09:14:02+00:00"}, "model": {"id": "gpt-4o"}, "tool_schema_hash": "abc"}
@@ -411,3 +412,39 @@ def test_the_first_reasons_count_the_blockers_and_name_the_first_on_its_span_or_
     assert [(x.rule, x.on, x.text) for x in two.reasons][:2] == [
         ("blockers", "o2", "2 blockers; first: truncated_output on tool.arguments"),
         ("reproduction", "step 2", "reproduced in 0 of 2 trials")]
+
+
+def test_the_first_reasons_count_the_caveats_with_their_fields_and_the_trials_in_words() -> None:
+    def first_two(o: Trace, *trials: Trace) -> list[tuple[str, str, str]]:
+        return [(x.rule, x.on, x.text) for x in triage(o, list(trials)).reasons][:2]
+
+    assert first_two(shop("o"), shop("a")) == [("caveats", "step 1", "no blocker; 0 caveats"),
+                                               ("reproduction", "step 2", "reproduced in 1 of 1 trial")]
+    one = shop("o")
+    one.header = {k: v for k, v in one.header.items() if k != "clock"}
+    assert first_two(one, shop("a"))[0] == ("caveats", "step 1", "no blocker; 1 caveat (header.clock), triage goes on")
+    three = shop("o")
+    three.header = {k: v for k, v in three.header.items() if k != "clock"}
+    three.spans[1].data = {k: v for k, v in three.spans[1].data.items() if k != "messages"}
+    three.spans[6].data = {k: v for k, v in three.spans[6].data.items() if k != "output"}
+    assert first_two(three, shop("a"), shop("b")) == [
+        ("caveats", "step 1", "no blocker; 3 caveats (header.clock, llm.messages, tool.output), triage goes on"),
+        ("reproduction", "step 2", "reproduced in 2 of 2 trials")]
+
+
+def test_a_named_failing_span_is_the_anchor_with_its_own_words() -> None:
+    o = shop("o")
+    o.spans[4].data = {**o.spans[4].data, "output": {"role": "assistant", "content": "refunded " + "x" * 100}}
+    o.spans[1].data = {**o.spans[1].data, "output": "plain text"}
+    span, ev = failure_anchor(o, "o4")
+    assert span is o.spans[4] and ev is not None and ev.span_id == "o4"
+    assert ev.reason == 'chat is the failure named: "refunded ' + "x" * 79 + '… (--failing-span)'
+    assert failure_anchor(o, "o1")[1].reason == 'chat is the failure named: "plain text" (--failing-span)'  # type: ignore[union-attr]
+    assert failure_anchor(o, "o2")[1].reason == "get_order is the failure named (--failing-span)"  # type: ignore[union-attr]
+    failed = failure_anchor(shop("o", read_error=True), "o2")[1]
+    assert failed is not None and failed.reason == "get_order failed (--failing-span)"
+    o.path = "run.jsonl"
+    with pytest.raises(TriageError) as err:
+        failure_anchor(o, "zz")
+    assert str(err.value) == ("run.jsonl: no span 'zz' (--failing-span takes a span id of ORIGINAL; `tracetui show` "
+                              "and the TUI detail pane show them)")
