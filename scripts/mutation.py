@@ -62,6 +62,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/harness/test_ambient.py",
             "tests/core/harness/test_guard.py",
             "tests/core/harness/test_first_divergence_agrees.py",
+            "tests/core/harness/test_context_rules.py",
         ],
     ),
     "golden": (["tracetui/core/golden/*"], ["tests/core/golden"]),
