@@ -448,3 +448,15 @@ def test_a_named_failing_span_is_the_anchor_with_its_own_words() -> None:
         failure_anchor(o, "zz")
     assert str(err.value) == ("run.jsonl: no span 'zz' (--failing-span takes a span id of ORIGINAL; `tracetui show` "
                               "and the TUI detail pane show them)")
+
+
+def test_without_a_named_span_the_anchor_is_the_root_and_the_last_llm_answer_is_the_claim() -> None:
+    o = shop("o")
+    root, ev = failure_anchor(o)
+    assert root is o.spans[0] and ev is not None and (ev.span_id, ev.reason) == ("o4", "the final claim, chat")
+    failed = shop("o", root_error=True)
+    failed.spans[4].data = {**failed.spans[4].data, "output": {"role": "assistant", "content": "refunded " + "x" * 100}}
+    assert failure_anchor(failed)[1].reason == (  # type: ignore[union-attr]
+        'the final claim, chat: "refunded ' + "x" * 79 + '… (the run failed)')
+    failed.spans[4].data = {**failed.spans[4].data, "output": "plain"}
+    assert failure_anchor(failed)[1].reason == 'the final claim, chat: "plain" (the run failed)'  # type: ignore[union-attr]
