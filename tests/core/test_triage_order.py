@@ -460,3 +460,25 @@ def test_without_a_named_span_the_anchor_is_the_root_and_the_last_llm_answer_is_
         'the final claim, chat: "refunded ' + "x" * 79 + '… (the run failed)')
     failed.spans[4].data = {**failed.spans[4].data, "output": "plain"}
     assert failure_anchor(failed)[1].reason == 'the final claim, chat: "plain" (the run failed)'  # type: ignore[union-attr]
+
+
+def test_step_one_counts_blockers_and_caveats_in_words_and_names_the_first_blocker_before_any_caveat() -> None:
+    assert triage(shop("o")).steps[0].detail == "replayable: every span holds what a replay needs"
+    o = shop("o")
+    o.header = {k: v for k, v in o.header.items() if k != "clock"}
+    r = triage(o)
+    assert r.steps[0].detail == ("partial: 1 caveat (each with a workaround; they lower the verdict's confidence, "
+                                 f"triage goes on); first: {r.replayability.findings[0].reason}")
+    o.spans[6].data = {k: v for k, v in o.spans[6].data.items() if k != "output"}
+    assert triage(o).steps[0].detail.startswith("partial: 2 caveats (each with a workaround; they lower the "
+                                                "verdict's confidence, triage goes on); first: header.clock")
+    one = triage(_cut(shop("o")))
+    assert one.steps[0].detail == ("not_replayable: 1 blocker (a faithful replay is impossible); first: "
+                                   f"{one.replayability.blockers[0].reason}")
+    both = _cut(shop("o"), output=True)
+    both.header = {k: v for k, v in both.header.items() if k != "clock"}
+    r = triage(both)
+    assert r.replayability.findings[0] not in r.replayability.blockers  # the clock caveat comes first in the list
+    assert r.steps[0].detail == (
+        "not_replayable: 2 blockers (a faithful replay is impossible), 1 caveat (each with a workaround; they "
+        f"lower the verdict's confidence); first: {r.replayability.blockers[0].reason}")
