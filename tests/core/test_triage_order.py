@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 
-from tracetui.core.model import Trace
+from tracetui.core.model import SpanKind, Trace
 from tracetui.core.triage import triage
 from tracetui.core.triage.verdict import TriageError, failure_anchor
 
@@ -482,3 +482,11 @@ def test_step_one_counts_blockers_and_caveats_in_words_and_names_the_first_block
     assert r.steps[0].detail == (
         "not_replayable: 2 blockers (a faithful replay is impossible), 1 caveat (each with a workaround; they "
         f"lower the verdict's confidence); first: {r.replayability.blockers[0].reason}")
+
+
+def test_without_an_llm_the_anchor_is_the_runs_outcome_failed_or_not() -> None:
+    for root_error, reason in ((False, "the run's outcome, support"), (True, "the run's outcome, support (failed)")):
+        o = shop("o", root_error=root_error)
+        o.spans = [s for s in o.spans if s.kind is not SpanKind.LLM]
+        root, ev = failure_anchor(o)
+        assert root is o.spans[0] and ev is not None and (ev.span_id, ev.reason) == ("o0", reason)
