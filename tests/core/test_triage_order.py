@@ -412,6 +412,10 @@ def test_the_first_reasons_count_the_blockers_and_name_the_first_on_its_span_or_
     assert [(x.rule, x.on, x.text) for x in two.reasons][:2] == [
         ("blockers", "o2", "2 blockers; first: truncated_output on tool.arguments"),
         ("reproduction", "step 2", "reproduced in 0 of 2 trials")]
+    gap = shop("o")
+    del gap.spans[3]  # a span missing: the blocker names no field
+    assert [(x.rule, x.on, x.text) for x in triage(gap, [shop("a")]).reasons][0] == (
+        "blockers", "o4", "1 blocker; first: seq_gap on spans")
 
 
 def test_the_first_reasons_count_the_caveats_with_their_fields_and_the_trials_in_words() -> None:
