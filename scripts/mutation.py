@@ -51,6 +51,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/harness/test_fail_closed.py",
             "tests/core/harness/test_duplicate_keys.py",
             "tests/core/harness/test_first_divergence_agrees.py",
+            "tests/core/harness/test_cassette_rules.py",
         ],
     ),
     "context": (
@@ -61,6 +62,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/harness/test_ambient.py",
             "tests/core/harness/test_guard.py",
             "tests/core/harness/test_first_divergence_agrees.py",
+            "tests/core/harness/test_context_rules.py",
         ],
     ),
     "golden": (["tracetui/core/golden/*"], ["tests/core/golden"]),

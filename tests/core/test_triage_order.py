@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from builders import TraceBuilder
 
-from tracetui.core.model import Trace
+from tracetui.core.model import SpanKind, Trace
 from tracetui.core.triage import triage
+from tracetui.core.triage.verdict import TriageError, failure_anchor
 
 HEADER = {"schema": "tracetui/1", "run_id": "r1", "start_ns": 1_762_161_242_118_000_000,
           "clock": {"now": "2025-11-03T09:14:02+00:00"}, "model": {"id": "gpt-4o"}, "tool_schema_hash": "abc"}
@@ -378,3 +379,118 @@ def test_without_an_llm_the_whole_run_is_the_failure_and_its_last_read_fed_it() 
     r = triage(plain("o"), [plain("a"), plain("b")])
     assert r.verdict == "model_or_prompt" and r.failure is not None and r.failure.span_id == "o0"
     assert [e.span_id for e in r.evidence] == ["o0", None, "o1"]
+
+
+def test_a_trial_is_named_by_its_file_and_run_or_in_memory_by_its_run_id_trace_id_or_replay() -> None:
+    """``Trial.label`` (docs/triage.md): ``FILE#RUN`` for a run of a many-run file, ``FILE`` for a one-run file
+    (a path without a folder too), the run id alone (else the trace id, else ``replay``) for a trial held in
+    memory."""
+    def labelled(path: str = "", run_id: Any = None, trace_id: str | None = None, ids: int = 1) -> str:
+        r = run("r")
+        r.path, r.trace_id, r.trace_ids = path, trace_id, [f"t{i}" for i in range(ids)]
+        r.header = {k: v for k, v in r.header.items() if k != "run_id"} | ({} if run_id is None else {"run_id": run_id})
+        report = triage(run("o"), [r])
+        assert report.reproduction is not None
+        return report.reproduction.per_trial[0].label
+
+    assert labelled("/tmp/a/b/replays.jsonl", "r2", ids=2) == "replays.jsonl#r2"
+    assert labelled("replays.jsonl", "r2", ids=2) == "replays.jsonl#r2"
+    assert labelled("/tmp/a/replay.jsonl", "r2") == "replay.jsonl"
+    assert labelled("/tmp/a/replays.jsonl", None, ids=2) == "replays.jsonl"
+    assert labelled("/tmp/a/replays.jsonl", None, trace_id="tt", ids=2) == "replays.jsonl#tt"
+    assert labelled(run_id="r2", trace_id="tt") == "r2"
+    assert labelled(run_id=7, trace_id="tt") == "tt"
+    assert labelled() == "replay"
+
+
+def test_the_first_reasons_count_the_blockers_and_name_the_first_on_its_span_or_the_header() -> None:
+    empty = triage(Trace([], header=dict(HEADER)))
+    assert [(x.rule, x.on, x.text) for x in empty.reasons] == [
+        ("blockers", "header", "1 blocker; first: no_spans on spans"),
+        ("not_replayable", "header", "a blocker stops triage")]
+    two = triage(_cut(shop("o"), output=True), [shop("a"), shop("b")])
+    assert [(x.rule, x.on, x.text) for x in two.reasons][:2] == [
+        ("blockers", "o2", "2 blockers; first: truncated_output on tool.arguments"),
+        ("reproduction", "step 2", "reproduced in 0 of 2 trials")]
+    gap = shop("o")
+    del gap.spans[3]  # a span missing: the blocker names no field
+    assert [(x.rule, x.on, x.text) for x in triage(gap, [shop("a")]).reasons][0] == (
+        "blockers", "o4", "1 blocker; first: seq_gap on spans")
+
+
+def test_the_first_reasons_count_the_caveats_with_their_fields_and_the_trials_in_words() -> None:
+    def first_two(o: Trace, *trials: Trace) -> list[tuple[str, str, str]]:
+        return [(x.rule, x.on, x.text) for x in triage(o, list(trials)).reasons][:2]
+
+    assert first_two(shop("o"), shop("a")) == [("caveats", "step 1", "no blocker; 0 caveats"),
+                                               ("reproduction", "step 2", "reproduced in 1 of 1 trial")]
+    one = shop("o")
+    one.header = {k: v for k, v in one.header.items() if k != "clock"}
+    assert first_two(one, shop("a"))[0] == ("caveats", "step 1", "no blocker; 1 caveat (header.clock), triage goes on")
+    three = shop("o")
+    three.header = {k: v for k, v in three.header.items() if k != "clock"}
+    three.spans[1].data = {k: v for k, v in three.spans[1].data.items() if k != "messages"}
+    three.spans[6].data = {k: v for k, v in three.spans[6].data.items() if k != "output"}
+    assert first_two(three, shop("a"), shop("b")) == [
+        ("caveats", "step 1", "no blocker; 3 caveats (header.clock, llm.messages, tool.output), triage goes on"),
+        ("reproduction", "step 2", "reproduced in 2 of 2 trials")]
+
+
+def test_a_named_failing_span_is_the_anchor_with_its_own_words() -> None:
+    o = shop("o")
+    o.spans[4].data = {**o.spans[4].data, "output": {"role": "assistant", "content": "refunded " + "x" * 100}}
+    o.spans[1].data = {**o.spans[1].data, "output": "plain text"}
+    span, ev = failure_anchor(o, "o4")
+    assert span is o.spans[4] and ev is not None and ev.span_id == "o4"
+    assert ev.reason == 'chat is the failure named: "refunded ' + "x" * 79 + '… (--failing-span)'
+    assert failure_anchor(o, "o1")[1].reason == 'chat is the failure named: "plain text" (--failing-span)'  # type: ignore[union-attr]
+    assert failure_anchor(o, "o2")[1].reason == "get_order is the failure named (--failing-span)"  # type: ignore[union-attr]
+    failed = failure_anchor(shop("o", read_error=True), "o2")[1]
+    assert failed is not None and failed.reason == "get_order failed (--failing-span)"
+    o.path = "run.jsonl"
+    with pytest.raises(TriageError) as err:
+        failure_anchor(o, "zz")
+    assert str(err.value) == ("run.jsonl: no span 'zz' (--failing-span takes a span id of ORIGINAL; `tracetui show` "
+                              "and the TUI detail pane show them)")
+
+
+def test_without_a_named_span_the_anchor_is_the_root_and_the_last_llm_answer_is_the_claim() -> None:
+    o = shop("o")
+    root, ev = failure_anchor(o)
+    assert root is o.spans[0] and ev is not None and (ev.span_id, ev.reason) == ("o4", "the final claim, chat")
+    failed = shop("o", root_error=True)
+    failed.spans[4].data = {**failed.spans[4].data, "output": {"role": "assistant", "content": "refunded " + "x" * 100}}
+    assert failure_anchor(failed)[1].reason == (  # type: ignore[union-attr]
+        'the final claim, chat: "refunded ' + "x" * 79 + '… (the run failed)')
+    failed.spans[4].data = {**failed.spans[4].data, "output": "plain"}
+    assert failure_anchor(failed)[1].reason == 'the final claim, chat: "plain" (the run failed)'  # type: ignore[union-attr]
+
+
+def test_step_one_counts_blockers_and_caveats_in_words_and_names_the_first_blocker_before_any_caveat() -> None:
+    assert triage(shop("o")).steps[0].detail == "replayable: every span holds what a replay needs"
+    o = shop("o")
+    o.header = {k: v for k, v in o.header.items() if k != "clock"}
+    r = triage(o)
+    assert r.steps[0].detail == ("partial: 1 caveat (each with a workaround; they lower the verdict's confidence, "
+                                 f"triage goes on); first: {r.replayability.findings[0].reason}")
+    o.spans[6].data = {k: v for k, v in o.spans[6].data.items() if k != "output"}
+    assert triage(o).steps[0].detail.startswith("partial: 2 caveats (each with a workaround; they lower the "
+                                                "verdict's confidence, triage goes on); first: header.clock")
+    one = triage(_cut(shop("o")))
+    assert one.steps[0].detail == ("not_replayable: 1 blocker (a faithful replay is impossible); first: "
+                                   f"{one.replayability.blockers[0].reason}")
+    both = _cut(shop("o"), output=True)
+    both.header = {k: v for k, v in both.header.items() if k != "clock"}
+    r = triage(both)
+    assert r.replayability.findings[0] not in r.replayability.blockers  # the clock caveat comes first in the list
+    assert r.steps[0].detail == (
+        "not_replayable: 2 blockers (a faithful replay is impossible), 1 caveat (each with a workaround; they "
+        f"lower the verdict's confidence); first: {r.replayability.blockers[0].reason}")
+
+
+def test_without_an_llm_the_anchor_is_the_runs_outcome_failed_or_not() -> None:
+    for root_error, reason in ((False, "the run's outcome, support"), (True, "the run's outcome, support (failed)")):
+        o = shop("o", root_error=root_error)
+        o.spans = [s for s in o.spans if s.kind is not SpanKind.LLM]
+        root, ev = failure_anchor(o)
+        assert root is o.spans[0] and ev is not None and (ev.span_id, ev.reason) == ("o0", reason)
