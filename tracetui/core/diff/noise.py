@@ -33,7 +33,6 @@ the calls of a clock tool.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 import re
 from functools import lru_cache
@@ -41,6 +40,7 @@ from typing import Any, Iterable
 
 from tracetui.core.changes import DivergenceType, FieldChange
 from tracetui.core.model import Span, SpanKind
+from tracetui.core.projectfiles import ConfigFileError, config_documents
 
 __all__ = ["NoiseConfigError", "NoiseRule", "Noisy", "apply_rules", "load_rules", "rules_from_table"]
 
@@ -182,37 +182,16 @@ def load_rules(start: str | None = None, ignore: Iterable[str] = ()) -> list[Noi
     Raises:
         NoiseConfigError: a file that is not TOML, or a table of the wrong shape (file and key named).
     """
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     rules: list[NoiseRule] = []
-    for filename in ("pyproject.toml", ".tracetui.toml"):
-        path = _nearest(filename, start)
-        if path is None:
-            continue
-        try:
-            with open(path, "rb") as fh:
-                doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise NoiseConfigError(f"{path}: cannot read the noise rules: {exc}") from None
-        table = doc.get("tool", {}).get("tracetui") if filename == "pyproject.toml" else \
-            doc.get("tool", {}).get("tracetui", doc)
-        rules.extend(rules_from_table(table, path))
+    try:
+        for path, filename, doc in config_documents(start):
+            table = doc.get("tool", {}).get("tracetui") if filename == "pyproject.toml" else \
+                doc.get("tool", {}).get("tracetui", doc)
+            rules.extend(rules_from_table(table, path))
+    except ConfigFileError as exc:
+        raise NoiseConfigError(f"{exc.path}: cannot read the noise rules: {exc.why}") from None
     rules.extend(NoiseRule(fields=(p,), source="--ignore") for p in ignore)
     return rules
-
-
-def _nearest(filename: str, start: str | None) -> str | None:
-    folder = os.path.abspath(start or os.getcwd())
-    while True:
-        path = os.path.join(folder, filename)
-        if os.path.isfile(path):
-            return path
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
 
 
 @dataclass(frozen=True)

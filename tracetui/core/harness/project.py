@@ -9,7 +9,6 @@ names, per tool, the argument paths a replay ignores when it matches a call agai
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 
@@ -22,28 +21,18 @@ def project_table(start: str | None = None) -> tuple[str | None, dict[str, Any]]
     """
     from tracetui.core.errors import HarnessError
 
+    from tracetui.core.projectfiles import ConfigFileError, config_documents
+
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    folder = os.path.abspath(start or os.getcwd())
-    while True:
-        path = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(path):
-            try:
-                with open(path, "rb") as fh:
-                    doc = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise HarnessError(f"{path}: cannot read [tool.tracetui]: {exc}") from None
+        for path, _name, doc in config_documents(start, ("pyproject.toml",)):
             tool = doc.get("tool", {})
             table = tool.get("tracetui", {}) if isinstance(tool, dict) else {}
             if not isinstance(table, dict):
                 raise HarnessError(f"{path}: [tool.tracetui] must be a table")
             return path, table
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None, {}
-        folder = parent
+    except ConfigFileError as exc:
+        raise HarnessError(f"{exc.path}: cannot read [tool.tracetui]: {exc.why}") from None
+    return None, {}
 
 
 def project_read_tools(start: str | None = None) -> set[str]:

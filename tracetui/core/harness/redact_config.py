@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracetui.core.projectfiles import ConfigFileError, config_documents
 from tracetui.core.harness.redact_patterns import RULES, TOKEN_RE, Handle, RedactionError
 
 NAME_RE = re.compile(r"[a-z][a-z_]{0,30}\Z")
@@ -111,21 +111,13 @@ def load_user_rules(start: str | None = None) -> UserRules:
     Raises:
         RedactionConfigError: a file that is not TOML, or a table of the wrong shape (file and key named).
     """
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     merged: dict[str, Any] = {"fields": [], "allow": [], "patterns": {}}
     sources: list[str] = []
-    for filename in ("pyproject.toml", ".tracetui.toml"):
-        path = _nearest(filename, start)
-        if path is None:
-            continue
-        try:
-            with open(path, "rb") as fh:
-                doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise RedactionConfigError(f"{path}: cannot read the redaction rules: {exc}") from None
+    try:
+        docs = list(config_documents(start))
+    except ConfigFileError as exc:
+        raise RedactionConfigError(f"{exc.path}: cannot read the redaction rules: {exc.why}") from None
+    for path, filename, doc in docs:
         tool = doc.get("tool", {}) if isinstance(doc.get("tool", {}), dict) else {}
         tt = tool.get("tracetui", {}) if isinstance(tool.get("tracetui", {}), dict) else {}
         table = tt.get("redaction")
@@ -149,18 +141,6 @@ def load_user_rules(start: str | None = None) -> UserRules:
         digest=hashlib.sha256(canon.encode()).hexdigest()[:12],
         written=merged,
     )
-
-
-def _nearest(filename: str, start: str | None) -> str | None:
-    folder = os.path.abspath(start or os.getcwd())
-    while True:
-        path = os.path.join(folder, filename)
-        if os.path.isfile(path):
-            return path
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
 
 
 class UserRuleScan:
