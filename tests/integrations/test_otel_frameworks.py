@@ -37,30 +37,14 @@ from tracetui.core.diff import diff_traces  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
 from tracetui.core.triage import triage  # noqa: E402
 
+from .otel_capture import ToFile, console_provider, traced  # noqa: E402
 from .servers import ModelServer  # noqa: E402
-
-
-class _ToFile:
-    """Where the console exporter writes: the file of the run being made."""
-
-    def __init__(self) -> None:
-        self.fh = None
-
-    def write(self, text: str) -> None:
-        assert self.fh is not None
-        self.fh.write(text)
-
-    def flush(self) -> None:
-        if self.fh is not None:
-            self.fh.flush()
 
 
 @pytest.fixture
 def openinference():
     """OpenInference's LangChain instrumentation on a private tracer provider, removed after the test."""
-    sink = _ToFile()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sink)))
+    provider, sink = console_provider()
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
@@ -70,7 +54,7 @@ def openinference():
         provider.shutdown()
 
 
-def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int = 18,
+def _run_langgraph(server: ModelServer, sink: ToFile, out: Path, *, temp_c: int = 18,
                    prompt: str = "You report the weather.") -> str:
     """The prebuilt ReAct agent (read get_weather, write send_report) with system ``prompt``, traced into ``out``."""
     import warnings
@@ -92,12 +76,8 @@ def _run_langgraph(server: ModelServer, sink: _ToFile, out: Path, *, temp_c: int
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(model, tools, prompt=prompt)
-    with out.open("w") as fh:
-        sink.fh = fh
-        try:
-            result = agent.invoke({"messages": [HumanMessage("Send ops the weather in the city you pick.")]})
-        finally:
-            sink.fh = None
+    result = traced(sink, out, lambda: agent.invoke(
+        {"messages": [HumanMessage("Send ops the weather in the city you pick.")]}))
     return result["messages"][-1].content
 
 

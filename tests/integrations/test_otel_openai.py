@@ -30,45 +30,14 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: E402
 
 from tracetui.core.diff import diff_traces  # noqa: E402
 from tracetui.core.readers import read_trace  # noqa: E402
 
+from .otel_capture import ToFile, console_provider, traced  # noqa: E402
 from .servers import ModelServer  # noqa: E402
 
 PROMPT = "Send ops the weather in the city you pick."
-
-
-class _ToFile:
-    """Where the console exporter writes: the file of the run being made."""
-
-    def __init__(self) -> None:
-        self.fh = None
-
-    def write(self, text: str) -> None:
-        assert self.fh is not None
-        self.fh.write(text)
-
-    def flush(self) -> None:
-        if self.fh is not None:
-            self.fh.flush()
-
-
-def _traced(sink: _ToFile, out: Path, run: Callable[[], Any]) -> Any:
-    with out.open("w") as fh:
-        sink.fh = fh
-        try:
-            return run()
-        finally:
-            sink.fh = None
-
-
-def _provider() -> tuple[TracerProvider, _ToFile]:
-    sink = _ToFile()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sink)))
-    return provider, sink
 
 
 def _assert_rerun_clean_and_changed_output_first(runs: dict[str, Path], tool_span: str) -> None:
@@ -96,7 +65,7 @@ def agents_openinference(monkeypatch):
     pytest.importorskip("agents")
     oi = pytest.importorskip("openinference.instrumentation.openai_agents")
     monkeypatch.delenv("OPENAI_AGENTS_DISABLE_TRACING", raising=False)
-    provider, sink = _provider()
+    provider, sink = console_provider()
     instrumentor = oi.OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
@@ -106,7 +75,7 @@ def agents_openinference(monkeypatch):
         provider.shutdown()
 
 
-def _run_agents_sdk(server: ModelServer, sink: _ToFile, out: Path, *, api: str, temp_c: int = 18) -> str:
+def _run_agents_sdk(server: ModelServer, sink: ToFile, out: Path, *, api: str, temp_c: int = 18) -> str:
     from agents import Agent, Runner, function_tool
     from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
     from agents.models.openai_responses import OpenAIResponsesModel
@@ -131,7 +100,7 @@ def _run_agents_sdk(server: ModelServer, sink: _ToFile, out: Path, *, api: str, 
                       model=model_cls("gpt-test", openai_client=client))
         return (await Runner.run(agent, PROMPT)).final_output
 
-    return _traced(sink, out, lambda: asyncio.run(go()))
+    return traced(sink, out, lambda: asyncio.run(go()))
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])
@@ -180,7 +149,7 @@ _STYLES: dict[str, tuple[str, dict[str, str], str, Callable[[str, str, str], dic
 }
 
 
-def _run_raw_openai(server: ModelServer, provider: TracerProvider, sink: _ToFile, out: Path, style: str, *,
+def _run_raw_openai(server: ModelServer, provider: TracerProvider, sink: ToFile, out: Path, style: str, *,
                     temp_c: int = 18) -> str:
     """A plain tool loop on ``openai.OpenAI`` (Chat Completions): the instrumentation traces the model
     calls, the loop its agent and tool spans in that instrumentation's ``style``."""
@@ -218,7 +187,7 @@ def _run_raw_openai(server: ModelServer, provider: TracerProvider, sink: _ToFile
                         span.set_attribute(result_key, result)
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
-    return _traced(sink, out, loop)
+    return traced(sink, out, loop)
 
 
 def _instrumentor(kind: str, monkeypatch) -> Any:
@@ -236,7 +205,7 @@ def _instrumentor(kind: str, monkeypatch) -> Any:
 def test_raw_openai_instrumented_unchanged_rerun_and_changed_tool_output(model_server, tmp_path, monkeypatch, kind):
     pytest.importorskip("openai")
     instrumentor = _instrumentor(kind, monkeypatch)
-    provider, sink = _provider()
+    provider, sink = console_provider()
     instrumentor.instrument(tracer_provider=provider)
     try:
         runs = {name: tmp_path / f"{name}.json" for name in ("a", "b", "hot", "lyon")}
