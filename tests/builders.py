@@ -129,3 +129,14 @@ def run(ctx, input):
 '''
 """The held-out fix of issue 20 as an agent file (``.format(bank=PATH)``): the bank agent of PATH
 with one new read before anything else."""
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """``tracetui ARGV...`` in this process: ``(exit code, stdout, stderr)``."""
+    import io
+
+    from tracetui.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()

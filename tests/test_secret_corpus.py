@@ -6,14 +6,13 @@ output of diff / show / golden run is scanned for the raw values: none may be th
 from __future__ import annotations
 
 import base64
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tracetui.cli.main import main
+from tests.builders import run_cli as cli
 
 KEY = "test-redaction-key-0123456789abcdef"
 B64_WRAPPED = base64.b64encode(b"password=plantedB64Secret9").decode()
@@ -92,12 +91,6 @@ fields = ["member_no"]
 [tool.tracetui.redaction.patterns]
 ticket = "TCK-[0-9]{6}"
 '''
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def leaks(text: str) -> list[str]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from tracetui.cli.main import main
+from tests.builders import run_cli as cli
 
 KEY = "test-redaction-key-0123456789abcdef"
 RAW = ["ann@example.com", "zz9zz9zz9zz9", "abcdef0123456789"]
@@ -21,12 +20,6 @@ OTLP = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "
                 {"key": "gen_ai.tool.call.arguments",
                  "value": {"stringValue": json.dumps({"email": RAW[0], "api_key": RAW[1]})}},
                 {"key": "app.note", "value": {"stringValue": f"sent with Bearer {RAW[2]}"}}]}]}]}]}
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()

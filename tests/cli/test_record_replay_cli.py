@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 import orjson
 import pytest
 
-from tracetui.cli.main import main
 from tracetui.core.readers import read_trace
+from tests.builders import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_runs" / "scheduling"
 AGENT = f"{SAMPLE / 'agent.py'}:run"
 FIXED = f"{SAMPLE / 'agent.py'}:run_fixed"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()

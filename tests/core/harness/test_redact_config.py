@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import orjson
 import pytest
 
-from tracetui.cli.main import main
 from tracetui.core.harness.redact import RedactionConfigError, Redactor, load_user_rules
+from tests.builders import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_runs" / "scheduling"
@@ -76,12 +75,6 @@ def test_bad_config_is_a_clear_error_naming_file_and_key(tmp_path: Path, table: 
     with pytest.raises(RedactionConfigError) as exc:
         load_user_rules(str(tmp_path))
     assert str(path) in str(exc.value) and key in str(exc.value)
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_record_runs_the_projects_rules_and_the_header_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

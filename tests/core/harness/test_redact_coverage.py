@@ -4,17 +4,15 @@ names, short international phone numbers; and no new false positives on the bund
 from __future__ import annotations
 
 import base64
-import io
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tracetui.cli.main import main
 from tracetui.core.harness.redact import Redactor
+from tests.builders import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY = b"test-redaction-key-0123456789abcdef"
@@ -117,12 +115,6 @@ def test_the_new_rules_fire_nowhere_on_real_traces(monkeypatch: pytest.MonkeyPat
                 if out != s:
                     phones += [t for t in TOKEN.findall(out) if t == "PHONE" and not re.search(r"[0-9]{9}", re.sub(r"\D", "", s))]
     assert n > 1000 and fired == [] and phones == []
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 AGENT = '''
