@@ -72,6 +72,37 @@ def test_2_memory_key_1_vs_true_is_an_args_mismatch(same_key: bool, x: object, y
     assert fields == (FieldChange("memory.key", x, y),)
 
 
+@pytest.mark.parametrize("x, y", [({"n": True}, {"n": 1}), ({"n": 1.0}, {"n": True}), ([False], [0]),
+                                  ({"a": [{"ok": True}]}, {"a": [{"ok": 1}]})])
+def test_2_an_output_true_vs_1_is_an_output_mismatch_at_that_leaf(x: object, y: object) -> None:
+    """Outputs compare numbers by value (1 == 1.0) but a JSON boolean is never a number (Python's True == 1)."""
+    a = make_span("tool", "count", arguments={"q": 1}, output=x)
+    b = make_span("tool", "count", arguments={"q": 1}, output=y)
+    dtype, fields = _both(a, b)
+    assert dtype is T.OUTPUT_MISMATCH
+    assert len(fields) == 1 and fields[0].path.startswith("tool.output")
+    assert {type(fields[0].original), type(fields[0].replay)} & {bool}
+
+
+def test_2_an_output_1_vs_1_0_stays_equal_numbers_by_value() -> None:
+    a = make_span("tool", "count", arguments={"q": 1}, output={"n": 1, "m": [2]})
+    b = make_span("tool", "count", arguments={"q": 1}, output={"m": [2.0], "n": 1.0})
+    assert _both(a, b) == (None, ())
+
+
+def test_2_a_boolean_against_a_number_in_an_output_is_found_by_the_whole_diff() -> None:
+    """The whole diff screens equal-looking pairs with one ``==`` (compare.screen_pairs): that must not hide it."""
+    runs = []
+    for prefix, flag in (("o", True), ("r", 1)):
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "support", input={"q": 1}, output={"a": 1})
+        t.add("tool", "in_stock", parent=root, arguments={"sku": "A1"}, output={"available": flag})
+        runs.append(t.trace())
+    (div,) = diff_traces(*runs).divergences
+    assert div.type is T.OUTPUT_MISMATCH
+    assert [(f.path, f.original, f.replay) for f in div.fields] == [("tool.output.available", True, 1)]
+
+
 # -- 3. an agent span whose status and output change ------------------------------------------------------
 
 

@@ -14,14 +14,16 @@ import orjson
 from tracetui.core.canonical import canonicalize
 from tracetui.core.changes import ABSENT, MAX_FIELDS, FieldChange
 
-__all__ = ["BYTES", "IDS", "VALUE", "diff_field", "iter_equal", "strict_same", "strip_ids"]
+__all__ = ["BYTES", "IDS", "VALUE", "diff_field", "iter_equal", "json_same", "strict_same", "strip_ids"]
 
 # Field flags (how "equal" is decided; docs/format.md "Canonical arguments"):
 # BYTES: arguments-like values (small), equal when their canonical JSON bytes
 #   are, so ``true``, ``1``, ``1.0`` and ``"1"`` all differ.
-# VALUE: equal when ``==`` holds after canonicalisation (numbers by value, as
-#   Python compares them: 1 == 1.0 == true); used for outputs, messages and
-#   the other fields, which can be 40 KB, so an equal pair costs one C-level ``==``.
+# VALUE: equal when ``==`` holds after canonicalisation and no JSON boolean
+#   stands against a number (numbers by value: 1 == 1.0, but true != 1 — Python's
+#   ``True == 1`` is not the JSON rule); used for outputs, messages and the other
+#   fields, which can be 40 KB, so an equal pair costs one C-level ``==`` and two
+#   orjson ``dumps`` (a walk only when those bytes differ).
 # IDS: like VALUE, after dropping provider-minted ids inside messages.
 VALUE, BYTES, IDS = 0, 1, 2
 
@@ -44,7 +46,8 @@ def iter_equal(x: Any, y: Any) -> bool:
             if len(u) != len(v):
                 return False
             stack.extend(zip(u, v))
-        elif isinstance(u, (dict, list)) or isinstance(v, (dict, list)) or u != v:
+        elif isinstance(u, (dict, list)) or isinstance(v, (dict, list)) or u != v \
+                or (type(u) is bool) != (type(v) is bool):  # JSON: true is not 1
             return False
     return True
 
@@ -65,7 +68,38 @@ def _equal(x: Any, y: Any, flags: int) -> bool:
         return True
     if x != y:
         return False
-    return flags != BYTES or strict_same(x, y)
+    return strict_same(x, y) if flags == BYTES else json_same(x, y)
+
+
+def json_same(x: Any, y: Any) -> bool:
+    """For ``==``-equal values: also no JSON boolean against a number anywhere inside.
+
+    ``True == 1`` and ``{"n": True} == {"n": 1.0}`` hold in Python; in JSON a boolean and a
+    number are different values. Numbers compare by value (``1`` and ``1.0`` stay equal: use
+    ``strict_same`` for that). Cost: two orjson ``dumps`` of containers; a walk without
+    recursion only when their bytes differ (key order, ``1`` against ``1.0``, or a boolean).
+    """
+    tx, ty = type(x), type(y)
+    if tx is bool or ty is bool:
+        return tx is ty
+    if tx not in _CONTAINERS:
+        return True
+    try:
+        if _dumps(x, option=_DUMP_OPT) == _dumps(y, option=_DUMP_OPT):
+            return True
+    except TypeError:  # not JSON (a caller built spans by hand): walk it
+        pass
+    stack = [(x, y)]
+    while stack:
+        u, v = stack.pop()
+        tu, tv = type(u), type(v)
+        if (tu is bool) != (tv is bool):
+            return False
+        if tu is dict and tv is dict:
+            stack.extend((u[k], v[k]) for k in u if k in v)
+        elif tu is list and tv is list:
+            stack.extend(zip(u, v))
+    return True
 
 
 def strict_same(x: Any, y: Any) -> bool:
@@ -158,7 +192,7 @@ def _walk(path: str, x: Any, y: Any, out: list[FieldChange], strict: bool) -> No
             for k in reversed(keys):
                 a = u.get(k, ABSENT)
                 b = v.get(k, ABSENT)
-                if k in u and k in v and a == b and (not strict or strict_same(a, b)):
+                if k in u and k in v and a == b and (strict_same(a, b) if strict else json_same(a, b)):
                     continue
                 stack.append((_key_path(p, k), a, b))
         elif isinstance(u, list) and isinstance(v, list):
@@ -166,8 +200,8 @@ def _walk(path: str, x: Any, y: Any, out: list[FieldChange], strict: bool) -> No
             for i in reversed(range(max(nu, nv))):
                 a = u[i] if i < nu else ABSENT
                 b = v[i] if i < nv else ABSENT
-                if i < nu and i < nv and a == b and (not strict or strict_same(a, b)):
+                if i < nu and i < nv and a == b and (strict_same(a, b) if strict else json_same(a, b)):
                     continue
                 stack.append((f"{p}[{i}]", a, b))
-        elif u != v or (strict and type(u) is not type(v)):
+        elif u != v or (strict and type(u) is not type(v)) or (type(u) is bool) != (type(v) is bool):
             out.append(FieldChange(p, u, v))
