@@ -11,7 +11,8 @@ from typing import Any, TextIO
 from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Trace
-from tracetui.core.readers import read_replay, read_runs, read_trace, split_run_ref
+from tracetui.core.load import read_pair
+from tracetui.core.readers import read_runs, read_trace, split_run_ref
 from tracetui.core.readers.base import MAX_ISSUES
 
 
@@ -21,8 +22,11 @@ def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
     Raises:
         ReadError: either file cannot be read.
     """
-    original = read_trace(args.original, format=args.input_format, trace_id=args.trace_id)
-    replay = read_replay(args.replay, format=args.input_format, trace_id=args.trace_id, replay_trace_id=args.replay_trace_id)
+    # read_pair: the same runs, spans, issues and errors as read_trace + read_replay; big tracetui/1 files go
+    # through the index loader, the replay parsed in a child process meanwhile (docs/performance.md)
+    original, replay = read_pair(args.original, args.replay, original_format=args.input_format,
+                                 replay_format=args.input_format, trace_id=args.trace_id,
+                                 replay_trace_id=args.replay_trace_id)
     report_read("original", original, err, picked=args.trace_id is not None or split_run_ref(args.original)[1] is not None,
                 verbose=getattr(args, "verbose", False))
     report_read("replay", replay, err, picked=args.replay_trace_id is not None or split_run_ref(args.replay)[1] is not None,
