@@ -74,6 +74,26 @@ def test_record_then_replay_serves_reads_and_intercepts_writes():
     assert diff_traces(read_trace("rec.jsonl"), read_trace("replay.jsonl")).divergences == []
 
 
+def test_the_header_names_only_the_tools_the_run_called_not_every_tool_the_process_declared():
+    """A tool declared elsewhere in the process (another agent's, a test's; before or after this one) is not
+    this run's: it must not change the header's read list or schema hash (the order of imports would)."""
+    with tracetui.record(out="alone.jsonl", input={"order": "A1"}) as session:
+        session.output = agent("A1")
+
+    @tracetui.tool(read=True, name="another_agents_lookup")
+    def another_agents_lookup(q: str) -> dict:
+        return {"q": q}
+
+    with tracetui.record(out="with_more.jsonl", input={"order": "A1"}) as session:
+        session.output = agent("A1")
+    alone, more = read_trace("alone.jsonl").header, read_trace("with_more.jsonl").header
+    assert more["read_tools"] == ["lookup_order"] and sorted(more["tool_schemas"]) == ["lookup_order", "refund"]
+    assert (more["tool_schema_hash"], more["tool_schemas"]) == (alone["tool_schema_hash"], alone["tool_schemas"])
+    with tracetui.record(out="calls_it.jsonl") as session:
+        session.output = another_agents_lookup("x")
+    assert read_trace("calls_it.jsonl").header["read_tools"] == ["another_agents_lookup"]
+
+
 def test_a_changed_argument_is_an_unrecorded_call_naming_the_nearest():
     with tracetui.record(out="rec.jsonl") as session:
         session.output = agent("A1")

@@ -65,8 +65,10 @@ _DECLARED_READS: set[str] = set()
 """Tool names declared reads where they were defined (``@tracetui.tool(read=True)``)."""
 
 _DECLARED_TOOLS: dict[str, Any] = {}
-"""Every tool declared in this process (``@tracetui.tool``), name -> schema: hashed into the
-header's ``tool_schema_hash`` whether or not the run calls it."""
+"""Every tool declared in this process (``@tracetui.tool``), name -> schema. A session's header
+lists and hashes only the tools its run called (``saw_tool``): what
+else the process happened to import before or after (another agent's tools, a test's) must not
+change a run's header (an ``llm`` span's ``tool_schemas_hash`` covers the tools the model was shown)."""
 
 
 def declare_tool(name: str, schema: Any, *, read: bool) -> None:
@@ -350,7 +352,7 @@ class HarnessSession:
         self.__exit__(exc_type, exc, tb)
 
     def _end_header(self) -> dict[str, Any]:
-        tools = {**_DECLARED_TOOLS, **self._tools_seen}
+        tools = dict(self._tools_seen)
         reads = sorted(name for name in tools if self.is_read(name))
         per_tool = {self.redactor.text(name): hashlib.sha256(canonical_json(schema)).hexdigest()[:16]
                     for name, schema in tools.items()}
