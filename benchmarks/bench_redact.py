@@ -17,6 +17,11 @@ Usage::
     python benchmarks/bench_redact.py                  # 1 MB, 3 repeats
     python benchmarks/bench_redact.py --size 300000 --repeat 5
     python benchmarks/bench_redact.py --only pem
+    python benchmarks/bench_redact.py --size 400000 --check   # exit 1 if any case grows faster than linear
+
+``--check`` is the linear-time rule of issue 21 as a check, kept out of the test suite (no timing asserts
+there, issue 25): it exits 1 when a case's growth from 1/4 to 1 times ``--size`` is over ``--max-growth``
+(default 8: linear is 4, quadratic 16), naming the case.
 """
 
 from __future__ import annotations
@@ -70,12 +75,16 @@ def _time(fn: Callable[[], object], repeat: int, clock: Callable[[], float] = ti
 
 
 def main() -> None:
+    """Print the table; with ``--check``, exit 1 naming the cases that grow faster than linear."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", type=int, default=1_000_000, help="bytes of the largest input (default 1 MB)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="", help="cases whose name contains this")
     ap.add_argument("--wall", action="store_true", help="wall-clock time instead of process CPU time")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a case grows faster than --max-growth")
+    ap.add_argument("--max-growth", type=float, default=8.0, help="growth x4 allowed by --check (default 8)")
     args = ap.parse_args()
+    over: list[str] = []
     clock = time.perf_counter if args.wall else time.process_time
     print(f"{'case':26} {'how':6} " + " ".join(f"{f'{args.size * k // 4 // 1000} KB':>9}" for k in (1, 2, 4))
           + "   growth x4")
@@ -93,6 +102,11 @@ def main() -> None:
                     times.append(_time(lambda: Redactor(KEY).value(v), args.repeat, clock))
             growth = times[2] / times[0] if times[0] else float("nan")
             print(f"{name:26} {how:6} " + " ".join(f"{t:8.3f}s" for t in times) + f"   {growth:6.1f}", flush=True)
+            if growth > args.max_growth and times[2] > 0.01:  # under 10 ms the clock's grain decides
+                over.append(f"{name} ({how}): x{growth:.1f}")
+    if args.check and over:
+        print(f"faster than linear (growth over {args.max_growth:g} for 4x the input): {', '.join(over)}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

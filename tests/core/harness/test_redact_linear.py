@@ -1,16 +1,15 @@
-"""Redaction runs in linear time on the inputs that made it quadratic (issue 21).
+"""Redaction of the inputs that made it quadratic (issue 21) finds each secret once, by count.
 
-Each case is redacted at n and 8n bytes; the CPU time may grow about 8 times (linear), never the
-64 times a rescan per match costs (the lazy PEM pattern on truncated blocks, a secret word inside a
-longer word read to the end of the line, a linear look-up of remembered values). The ratio, not
-seconds, is asserted (best of three, so a busy machine does not decide it); the figures at 1 MB are
-in ``benchmarks/bench_redact.py``. Every case also asserts what was found, by count.
+The time rule itself (CPU time growing linearly with the input, not the quadratic rescan per match of
+the lazy PEM pattern on truncated blocks, a secret word inside a longer word read to the end of the
+line, a linear look-up of remembered values) is measured, not asserted here (no timing asserts in the
+test run, issue 25): ``python benchmarks/bench_redact.py --size 400000 --check`` exits 1 naming a case
+that grows faster than linear. Here: at 200 KB each case gives exactly one token per block or field.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from typing import Callable
 
 import pytest
@@ -42,29 +41,16 @@ CASES: dict[str, tuple[Callable[[int], str], str]] = {
 }
 
 
-def _cpu(fn: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
-    return max(best, 1e-4)
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_repeated_matches_cost_linear_time(case: str) -> None:
+def test_repeated_matches_give_one_token_each(case: str) -> None:
     unit, kind = CASES[case]
-    small, n_small = _fill(unit, 25_000)
     big, n_big = _fill(unit, 200_000)
     out = Redactor(KEY).text(big)
     assert TOKEN.findall(out) == [kind] * n_big  # one token per block or field, nothing else
-    growth = _cpu(lambda: Redactor(KEY).text(big)) / _cpu(lambda: Redactor(KEY).text(small))
-    assert n_big / n_small >= 7.9
-    assert growth < 24, f"{case}: 8x the input took {growth:.0f}x the time (quadratic is 64x)"
 
 
 @pytest.mark.parametrize("case", ["word_token_one_line", "sk_run", "remembered_repeated"])
-def test_near_misses_and_repeats_cost_linear_time(case: str) -> None:
+def test_near_misses_and_repeats_are_redacted_by_count(case: str) -> None:
     make = {
         # a secret word inside a longer word: not a field, read to the end of the line before
         "word_token_one_line": lambda n: _fill(lambda i: 'mytoken: "abc ', n)[0],
@@ -73,11 +59,9 @@ def test_near_misses_and_repeats_cost_linear_time(case: str) -> None:
         # a remembered secret quoted thousands of times in one string
         "remembered_repeated": lambda n: "password=hunter2hunter2 " + _fill(lambda i: "hunter2hunter2 ", n)[0],
     }[case]
-    small, big = make(25_000), make(200_000)
+    big = make(200_000)
     out = Redactor(KEY).text(big)
     if case == "remembered_repeated":
         assert "hunter2" not in out and len(TOKEN.findall(out)) == big.count("hunter2hunter2")
     else:
         assert out == big  # nothing there to redact
-    growth = _cpu(lambda: Redactor(KEY).text(big)) / _cpu(lambda: Redactor(KEY).text(small))
-    assert growth < 24, f"{case}: 8x the input took {growth:.0f}x the time (quadratic is 64x)"
