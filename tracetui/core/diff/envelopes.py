@@ -8,7 +8,7 @@ every run; tool results wrapped in a ``ToolMessage``. Compared as recorded, an u
 differs everywhere. ``framework_value`` rewrites such a value into what the run meant:
 
 - every message envelope becomes the normalised message the LangSmith reader produces
-  (``readers.langsmith.lc_message``: role, content, tool calls), without its provider-minted ids
+  (``readers.langsmith_content.lc_message``: role, content, tool calls), without its provider-minted ids
   (``tool_calls[].id``, ``tool_call_id``);
 - a ``ToolMessage`` given as a tool's output becomes its content (``tool_output``);
 - keys that only say which run, which response or which endpoint (``VOLATILE_KEYS``) are dropped,
@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from tracetui.core.canonical import parse_json_string
-from tracetui.core.readers.langsmith import lc_message
+from tracetui.core.readers.langsmith_content import lc_message
 
 __all__ = ["VOLATILE_KEYS", "framework_value", "tool_message_content", "tool_output"]
 

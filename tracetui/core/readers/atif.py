@@ -40,15 +40,15 @@ from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
-from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
-from tracetui.core.readers.openai_shapes import usage_from
-from tracetui.core.readers.openhands import (
+from tracetui.core.readers.event_values import (
     content_text,
     message_text,
     small_attrs,
     unique_id,
 )
+from tracetui.core.readers.gc_paused import gc_paused
+from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.openai_shapes import usage_from
 from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
 __all__ = ["AtifReader"]

@@ -31,7 +31,8 @@ sample's ``attachments`` (``transcript.content`` in older logs), as inspect's
 reported once per run. Timestamps (ISO 8601 with offset) become exact integer ns.
 
 Split by job: this module loads the log (``.json`` documents, ``.eval`` zips, damaged zips,
-one sample at a time); ``inspect_ai_sample`` maps one sample's events into spans.
+one sample at a time); ``inspect_ai_sample`` maps one sample's events into spans, on
+``inspect_ai_content`` (the sample's values, attachments resolved).
 """
 
 from __future__ import annotations

@@ -6,28 +6,23 @@ The log loading (``.json`` logs, ``.eval`` zips, damaged zips) is ``inspect_ai.p
 (``InspectAiReader``), which calls ``SampleSpans(reporter, sample, base, info, run_id).build()``
 per sample; the mapping table is in its module docstring and docs/readers/inspect-ai.md.
 
-Size: one sample's mapping, every inspect event kind (model, tool, span/step nesting, score,
-approval, subtask, the minor ones) and the attachment resolution, in one place.
+The sample's values with attachments resolved (messages, tool schema hashes) are
+``inspect_ai_content.SampleContent``, which ``SampleSpans`` builds on.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol
-
-import orjson
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.base import RunSpans
-from tracetui.core.readers.otel_messages import Message, normalize_finish_reason, normalize_message
+from tracetui.core.readers.inspect_ai_content import SampleContent, error_text, python_error_type, split_model
+from tracetui.core.readers.otel_messages import normalize_finish_reason
 from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
 __all__ = ["LogInfo", "Reporter", "SampleSpans"]
 
-_ATTACHMENT = "attachment://"
-_CONTENT_REF = "tc://"  # inspect's earlier name for attachment references
-_ERROR_TYPE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout|Cancelled\w*))\b")
 _CLIENT_CONFIG = frozenset({"max_retries", "timeout", "attempt_timeout", "max_connections", "batch", "cache_prompt"})
 """GenerateConfig fields that steer inspect's client, not the model's answer: left out of ``params``."""
 _MINOR_EVENTS = frozenset({"compaction", "interrupt", "checkpoint", "branch", "anchor", "score_edit", "input"})
@@ -39,29 +34,6 @@ class Reporter(Protocol):
     unknown_events: set[str]
 
     def issue(self, where: str, message: str, severity: str = "skipped") -> None: ...
-
-
-def _split_model(name: Any) -> tuple[str | None, str | None]:
-    """inspect's ``provider/model`` -> ``(model, provider)``; a name without ``/`` has no provider."""
-    if not isinstance(name, str) or not name:
-        return None, None
-    provider, sep, model = name.partition("/")
-    return (model, provider) if sep and model else (name, None)
-
-
-def _error_type(message: Any) -> str | None:
-    """The exception class a Python error text starts with (``RateLimitError('...')`` -> ``RateLimitError``)."""
-    if not isinstance(message, str):
-        return None
-    m = _ERROR_TYPE.match(message)
-    return m.group(1) if m else None
-
-
-def _error_text(err: Any) -> str | None:
-    """An inspect error value (a string, or ``EvalError`` ``{message, traceback}``) as one line of text."""
-    if isinstance(err, dict):
-        err = err.get("message")
-    return err if isinstance(err, str) and err else None
 
 
 class LogInfo:
@@ -81,116 +53,22 @@ class LogInfo:
             self.code_version = f"{kind}:{rev['commit']}" if isinstance(kind, str) and kind else str(rev["commit"])
 
 
-class SampleSpans:
+class SampleSpans(SampleContent):
     """Builds the spans of one sample (one run)."""
 
     def __init__(self, reading: Reporter, sample: dict[str, Any], base: str, info: LogInfo, run_id: str) -> None:
+        super().__init__(sample)
         self.r = reading
         self.sample = sample
         self.base = base
         self.info = info
         self.run_id = run_id
-        events = sample.get("events")
-        att = sample.get("attachments")
-        transcript = sample.get("transcript")
-        if events is None and isinstance(transcript, dict):  # early logs: transcript.events + transcript.content
-            events = transcript.get("events")
-            if att is None:
-                att = transcript.get("content")
-        self.events: list[Any] = events if isinstance(events, list) else []
-        self.att: dict[str, Any] = att if isinstance(att, dict) else {}
-        self.missing: set[str] = set()
         self.spans: list[Span] = []
         self.by_id: dict[str, Span] = {}
         self.seq = 1
         self.root_id = "root"
         self.no_messages = 0
         self.input: Any = None
-        self.tool_hashes: dict[bytes, str | None] = {}
-        self.seen: dict[tuple[str, str], tuple[Any, Any, Any, Any, list[Message]]] = {}
-
-    # -- attachments --------------------------------------------------------------------
-
-    def res(self, v: Any) -> Any:
-        """``v`` with attachment references replaced; the same object when nothing changed."""
-        t = type(v)
-        if t is str:
-            if v.startswith(_ATTACHMENT):
-                key = v[len(_ATTACHMENT):]
-            elif v.startswith(_CONTENT_REF):
-                key = v[len(_CONTENT_REF):]
-            else:
-                return v
-            found = self.att.get(key)
-            if found is None:
-                self.missing.add(key)
-                return v
-            return found
-        if t is list:
-            out: list[Any] | None = None
-            for i, x in enumerate(v):
-                y = self.res(x)
-                if y is not x:
-                    if out is None:
-                        out = list(v)
-                    out[i] = y
-            return v if out is None else out
-        if t is dict:
-            dout: dict[str, Any] | None = None
-            for k, x in v.items():
-                y = self.res(x)
-                if y is not x:
-                    if dout is None:
-                        dout = dict(v)
-                    dout[k] = y
-            return v if dout is None else dout
-        return v
-
-    def message(self, m: Any, default_role: str = "user") -> list[Message]:
-        """An inspect ChatMessage as tracetui messages (attachments resolved; tool calls
-        ``{id, function: <name>, arguments}`` are read by ``otel_messages.tool_call``)."""
-        if not isinstance(m, dict):
-            return normalize_message(self.res(m), default_role)
-        content, calls, role, tcid = m.get("content"), m.get("tool_calls"), m.get("role"), m.get("tool_call_id")
-        # Every model event repeats the conversation so far: a message seen before (same id and
-        # same fields, compared in C) shares its normalised form instead of being rebuilt.
-        mid = m.get("id")
-        key = (mid, default_role) if isinstance(mid, str) else None
-        if key is not None:
-            hit = self.seen.get(key)
-            if hit is not None and hit[0] == content and hit[1] == calls and hit[2] == role and hit[3] == tcid:
-                return hit[4]
-        src: dict[str, Any] = {"role": role, "content": self.res(content)}
-        if isinstance(calls, list) and calls:
-            src["tool_calls"] = self.res(calls)
-        if tcid is not None:
-            src["tool_call_id"] = tcid
-        out = normalize_message(src, default_role)
-        if key is not None:
-            self.seen[key] = (content, calls, role, tcid, out)
-        return out
-
-    def messages(self, value: Any) -> list[Message] | None:
-        if isinstance(value, str):
-            return [{"role": "user", "content": self.res(value)}]
-        if not isinstance(value, list):
-            return None
-        out: list[Message] = []
-        for m in value:
-            out.extend(self.message(m))
-        return out
-
-    def output_message(self, output: Any) -> tuple[Message | None, Any]:
-        """A ModelOutput's first choice as a message, and the choice (for ``stop_reason``)."""
-        if not isinstance(output, dict):
-            return None, None
-        choices = output.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
-        if choice is None:
-            return None, None
-        msgs = self.message(choice.get("message"), "assistant")
-        msg = next((x for x in msgs if x.get("role") == "assistant"), msgs[0] if msgs else None)
-        return msg, choice
 
     # -- spans ---------------------------------------------------------------------------
 
@@ -229,16 +107,16 @@ class SampleSpans:
         answer = out_msg.get("content") if out_msg else None
         starts = [x.start_ns for x in self.spans if x.start_ns is not None]
         ends = [x.end_ns for x in self.spans if x.end_ns is not None]
-        err = _error_text(s.get("error"))
+        err = error_text(s.get("error"))
         root = Span(span_id=self.root_id, parent_id=None, seq=0, kind=SpanKind.AGENT, name=info.task,
                     start_ns=min(starts) if starts else None, end_ns=max(ends) if ends else None,
-                    status=Status.ERROR if err else Status.UNSET, error_type=_error_type(err) if err else None,
+                    status=Status.ERROR if err else Status.UNSET, error_type=python_error_type(err) if err else None,
                     data={"agent_name": info.task, "input": run_input, "output": answer},
                     attributes={"error.message": err} if err else {})
         spans = [root, *self.spans]
         # header
         header: dict[str, Any] = {"run_id": self.run_id, "agent": info.task}
-        model, provider = _split_model(info.model_name)
+        model, provider = split_model(info.model_name)
         if model:
             mh: dict[str, Any] = {"id": model}
             out = s.get("output")
@@ -544,8 +422,8 @@ class SampleSpans:
                 if msg.get(k) is not None:
                     attrs[f"logger.{k}"] = msg[k]
         elif kind == "error":
-            text = _error_text(ev.get("error"))
-            status, etype = Status.ERROR, _error_type(text) or "error"
+            text = error_text(ev.get("error"))
+            status, etype = Status.ERROR, python_error_type(text) or "error"
             data["output"] = text
         elif kind == "sample_limit":
             ltype = ev.get("type")
@@ -581,22 +459,8 @@ class SampleSpans:
         if kind == "subtask" and isinstance(nested, list) and nested:
             self.walk(nested, f"{where}.events", span.span_id, f"{span.span_id}.")
 
-    def tools_hash(self, tools: list[Any]) -> str | None:
-        """``args_hash`` of the tool schemas, computed once per distinct list (every model
-        event of a sample usually repeats the same tools)."""
-        try:
-            key = orjson.dumps(tools)
-        except TypeError:
-            return None
-        if key not in self.tool_hashes:
-            try:
-                self.tool_hashes[key] = args_hash(self.res(tools))
-            except TypeError:
-                self.tool_hashes[key] = None
-        return self.tool_hashes[key]
-
     def model(self, ev: dict[str, Any], where: str, sid: str, parent: str, start: int | None) -> None:
-        model, provider = _split_model(ev.get("model"))
+        model, provider = split_model(ev.get("model"))
         data: dict[str, Any] = {}
         if model:
             data["model"] = model
@@ -645,9 +509,9 @@ class SampleSpans:
         err = ev.get("error")
         if err is None and isinstance(out, dict):
             err = out.get("error")
-        text = _error_text(err)
+        text = error_text(err)
         if text:
-            status, etype = Status.ERROR, _error_type(text) or "error"
+            status, etype = Status.ERROR, python_error_type(text) or "error"
             attrs["error.message"] = text
         if ev.get("cache"):
             attrs["inspect.cache"] = ev["cache"]

@@ -24,32 +24,29 @@ into one ``RunSpans`` each, in first-seen order. ``seq`` follows
 execution order), else it is derived from ``start_time``. Times: ISO 8601 ->
 exact integer ns (no offset = UTC, as LangSmith stores them).
 
-Size: one format family's reader (ingest payloads and exports), its mapping tables in one place.
+Modules: this one collects the runs (payloads merged, JSON Lines, ``child_runs``) and builds each
+trace's tree; ``langsmith_content`` maps what a run holds (messages, an LLM call, a tool call,
+retrieved documents) to span fields.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
-from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
-from tracetui.core.readers.openai_shapes import (
-    choice_output,
-    response_items,
-    responses_output,
-    usage_from,
-)
-from tracetui.core.readers.otel_messages import (
-    merge_output,
-    normalize_finish_reason,
-    normalize_message,
-    normalize_role,
+from tracetui.core.readers.langsmith_content import (
+    as_dict,
+    as_str,
+    lc_message,
+    llm_data,
+    retrieval_data,
+    tool_data,
+    unwrap,
 )
 from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 
@@ -70,23 +67,6 @@ _DOTTED_HEAD = re.compile(rb'"dotted_order"\s*:\s*"\d{8}T\d{12}Z[0-9a-fA-F]{8}-'
 _RUN_TYPE_HEAD = re.compile(rb'"run_type"\s*:\s*"(?:llm|chain|tool|retriever|embedding|prompt|parser)"')
 _RUN_KEYS_HEAD = re.compile(rb'"(?:parent_run_id|trace_id|start_time|session_name)"\s*:')
 
-_NOT_PARAMS = frozenset({
-    "messages", "model", "model_name", "tools", "functions", "stream", "stream_options",
-    "extra_headers", "extra_query", "extra_body", "timeout", "_type", "system", "input",
-    "instructions", "prompt", "prompts", "api_key", "openai_api_key", "base_url",
-})
-"""Request keys that are not call parameters (content, transport, tool schemas)."""
-_LS_PARAMS = (("ls_temperature", "temperature"), ("ls_max_tokens", "max_tokens"), ("ls_stop", "stop"))
-_LC_ROLES = {
-    "HumanMessage": "user", "HumanMessageChunk": "user", "AIMessage": "assistant",
-    "AIMessageChunk": "assistant", "SystemMessage": "system", "SystemMessageChunk": "system",
-    "ToolMessage": "tool", "ToolMessageChunk": "tool", "FunctionMessage": "tool",
-    "FunctionMessageChunk": "tool",
-}
-_SIMPLE_ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
-_LC_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat", "developer",
-                       "AIMessageChunk", "HumanMessageChunk"})
-
 
 def _dotted_ns(seg: str) -> int | None:
     """The start time a ``dotted_order`` segment opens with, as ns (None when it has none)."""
@@ -95,87 +75,11 @@ def _dotted_ns(seg: str) -> int | None:
     return iso_ns(f"{seg[:4]}-{seg[4:6]}-{seg[6:8]}T{seg[9:11]}:{seg[11:13]}:{seg[13:15]}.{seg[15:21]}Z")
 
 
-def _s(v: Any) -> str | None:
-    return None if v is None else v if type(v) is str else str(v)
-
-
-def _d(v: Any) -> dict[str, Any]:
-    return v if type(v) is dict else {}
-
-
-def _unwrap(v: Any, key: str) -> Any:
-    """``{"input": x}`` -> ``x`` (LangChain wraps single values so); anything else as is."""
-    if type(v) is dict and len(v) == 1 and key in v:
-        return v[key]
-    return v
-
-
 def error_type_of(error: str) -> str | None:
     """The exception class a LangSmith ``error`` string starts with (``ValueError('x')``,
     ``ToolException: ...``, JS ``Error: ...``), or None."""
     m = _ERROR_TYPE.match(error)
     return m.group(1) if m else None
-
-
-# -- messages ------------------------------------------------------------------------
-
-def lc_message(m: Any, default_role: str = "user") -> list[dict[str, Any]]:
-    """One message in any shape a LangSmith run holds, as tracetui messages.
-
-    LangChain-serialised (``{lc: 1, type: "constructor", id: [..., "HumanMessage"],
-    kwargs: {content, tool_calls, tool_call_id ...}}``), ``message_to_dict``
-    (``{type: "human", data: {...}}``), a message's own dict (``{type: "ai",
-    content, tool_calls}``), or anything ``otel_messages.normalize_message`` reads
-    (OpenAI, Anthropic, plain strings).
-    """
-    if type(m) is not dict:
-        return normalize_message(m, default_role)
-    if len(m) == 2:  # fast path: the plain {"role", "content": "text"} of most OpenAI-style inputs
-        role, content = m.get("role"), m.get("content")
-        if type(content) is str and type(role) is str and content[:1] != "[":
-            return [{"role": _SIMPLE_ROLES.get(role) or normalize_role(role, default_role), "content": content}]
-    role = None
-    fields: dict[str, Any] | None = None
-    if m.get("lc") is not None and type(m.get("kwargs")) is dict:
-        ident = m.get("id")
-        cls = ident[-1] if type(ident) is list and ident else None
-        fields = m["kwargs"]
-        role = _LC_ROLES.get(cls) if isinstance(cls, str) else None
-        if role is None:
-            role = normalize_role(fields.get("role", fields.get("type")), default_role)
-    elif "role" not in m and type(m.get("data")) is dict and isinstance(m.get("type"), str):
-        fields = m["data"]
-        role = normalize_role(fields.get("role", m["type"].removesuffix("MessageChunk").lower()), default_role)
-    elif "role" not in m and m.get("type") in _LC_TYPES:
-        fields = m
-        role = normalize_role(m.get("role", m["type"].removesuffix("MessageChunk").lower()), default_role)
-    if fields is None:
-        return normalize_message(m, default_role)
-    msg: dict[str, Any] = {"role": role, "content": fields.get("content")}
-    calls = fields.get("tool_calls")
-    if not calls:
-        calls = _d(fields.get("additional_kwargs")).get("tool_calls")
-    if calls:
-        msg["tool_calls"] = calls
-        if msg["content"] == "":
-            msg["content"] = None  # LangChain writes "" where OpenAI writes null beside tool calls
-        content = msg["content"]
-        if type(content) is list:  # Anthropic: tool_use blocks repeat the tool_calls
-            msg["content"] = [p for p in content
-                              if not (type(p) is dict and p.get("type") in ("tool_use", "tool_call", "function_call"))]
-    fc = _d(fields.get("additional_kwargs")).get("function_call")
-    if fc and not calls:
-        msg["function_call"] = fc
-    if fields.get("tool_call_id") is not None:
-        msg["tool_call_id"] = fields["tool_call_id"]
-    return normalize_message(msg, role or default_role)
-
-
-def _lc_messages(items: Iterable[Any], default_role: str = "user") -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for m in items:
-        out.extend(lc_message(m, default_role))
-    return out
 
 
 # -- the reader ----------------------------------------------------------------------
@@ -428,14 +332,14 @@ class _Reading(FileReading):
             if user is not None:
                 header["input"] = user
         elif run.get("inputs") not in (None, {}):
-            header["input"] = _unwrap(run["inputs"], "input")
+            header["input"] = unwrap(run["inputs"], "input")
         llm = next((s for s in spans if s.kind is SpanKind.LLM), None)
         if llm is not None:
             model = {k: v for k, v in (("id", llm.data.get("model")), ("version", llm.attributes.get("response_model")),
                                        ("provider", llm.data.get("provider"))) if v is not None}
             if model:
                 header["model"] = model
-        md = _d(_d(run.get("extra")).get("metadata"))
+        md = as_dict(as_dict(run.get("extra")).get("metadata"))
         if md.get("revision_id") is not None:
             header["code_version"] = str(md["revision_id"])
         if run.get("session_name") is not None:
@@ -456,7 +360,7 @@ class _Reading(FileReading):
     def _span(self, rid: str, run: dict[str, Any], parent: str | None, tid: str, segs: list[str] | None,
               seq: int, missing: dict[str, int]) -> Span:
         rec = self.recs[rid]
-        name = _s(run.get("name")) or ""
+        name = as_str(run.get("name")) or ""
         rt = run.get("run_type")
         rt_s = rt.lower() if type(rt) is str else None
         kind = _KINDS.get(rt_s) if rt_s else SpanKind.OTHER
@@ -472,7 +376,7 @@ class _Reading(FileReading):
             start = _dotted_ns(segs[-1])
         end = self._time(run, "end_time", rec)
         error = run.get("error")
-        error = _s(error) if error not in (None, "") else None
+        error = as_str(error) if error not in (None, "") else None
         status = Status.UNSET
         if error is not None or run.get("status") == "error":
             status = Status.ERROR
@@ -483,32 +387,34 @@ class _Reading(FileReading):
         error_type = error_type_of(error) if error else None
         inputs = run.get("inputs")
         outputs = run.get("outputs")
-        extra = _d(run.get("extra"))
+        extra = as_dict(run.get("extra"))
         attrs: dict[str, Any] = {}
         if rt is not None:
             attrs["run_type"] = rt
         if kind is SpanKind.LLM:
-            data = self._llm(run, _d(inputs), outputs if type(outputs) is dict else {}, extra, attrs, rec)
+            data, notes = llm_data(run, as_dict(inputs), outputs if type(outputs) is dict else {}, extra, attrs)
+            for below, message in notes:
+                self.issue(rec.line, f"{rec.where}{below}", message, "warning")
             if not data.get("messages"):
                 missing["llm_in"] += 1
             if data.get("output") is None and status is not Status.ERROR:
                 missing["llm_out"] += 1
         elif kind is SpanKind.TOOL:
-            data, call_status = _tool(name, inputs, outputs)
+            data, call_status = tool_data(name, inputs, outputs)
             if call_status is Status.ERROR:
                 status = Status.ERROR
             if "output" not in data and status is not Status.ERROR:
                 missing["tool_out"] += 1
         elif kind is SpanKind.RETRIEVAL:
-            data = _retrieval(inputs, outputs)
+            data = retrieval_data(inputs, outputs)
         else:
             data = {}
             if kind is SpanKind.AGENT:
                 data["agent_name"] = name
             if inputs is not None and inputs != {}:
-                data["input"] = _unwrap(inputs, "input")
+                data["input"] = unwrap(inputs, "input")
             if outputs is not None and (outputs != {} or end is not None):
-                data["output"] = _unwrap(outputs, "output")
+                data["output"] = unwrap(outputs, "output")
         if error is not None:
             attrs["error"] = error
         tags = run.get("tags")
@@ -539,185 +445,3 @@ class _Reading(FileReading):
         if ns is None:
             self.issue(rec.line, f"{rec.where}.{key}", f"{key} {v!r} is not an ISO 8601 time; ignored", "warning")
         return ns
-
-    def _llm(self, run: dict[str, Any], inputs: dict[str, Any], outputs: dict[str, Any], extra: dict[str, Any],
-             attrs: dict[str, Any], rec: _Rec) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        ip = _d(extra.get("invocation_params"))
-        md = _d(extra.get("metadata"))
-        model = inputs.get("model") or ip.get("model") or ip.get("model_name") or md.get("ls_model_name")
-        if model is not None:
-            data["model"] = _s(model)
-        if md.get("ls_provider") is not None:
-            data["provider"] = _s(md["ls_provider"])
-        params: dict[str, Any] = {}
-        for src in (ip, inputs if "messages" in inputs or "input" in inputs or "prompt" in inputs else {}):
-            for k, v in src.items():
-                if v is not None and k not in _NOT_PARAMS and not k.startswith("ls_"):
-                    params[k] = v
-        for ls_key, key in _LS_PARAMS:
-            if md.get(ls_key) is not None and key not in params:
-                params[key] = md[ls_key]
-        tools = inputs.get("tools") or ip.get("tools") or inputs.get("functions") or ip.get("functions")
-        messages = self._llm_messages(inputs, rec)
-        if params:
-            data["params"] = params
-        if messages is not None:
-            data["messages"] = messages
-        if tools:
-            try:
-                data["tool_schemas_hash"] = args_hash(tools)
-            except TypeError:
-                pass
-        self._llm_output(outputs, data, attrs)
-        usage = data.pop("_usage", None) or usage_from(
-            {"prompt_tokens": run.get("prompt_tokens"), "completion_tokens": run.get("completion_tokens")})
-        if usage:
-            data["usage"] = usage
-        return data
-
-    def _llm_messages(self, inputs: dict[str, Any], rec: _Rec) -> list[dict[str, Any]] | None:
-        raw = inputs.get("messages")
-        messages: list[dict[str, Any]] | None = None
-        if type(raw) is list:
-            if raw and all(type(x) is list for x in raw):
-                if len(raw) > 1:
-                    self.issue(rec.line, f"{rec.where}.inputs.messages",
-                               f"batch of {len(raw)} message lists in one llm run; the first is kept", "warning")
-                raw = raw[0]
-            messages = _lc_messages(raw)
-        elif type(inputs.get("prompts")) is list and inputs["prompts"]:
-            prompts = inputs["prompts"]
-            if len(prompts) > 1:
-                self.issue(rec.line, f"{rec.where}.inputs.prompts",
-                           f"batch of {len(prompts)} prompts in one llm run; the first is kept", "warning")
-            messages = normalize_message(prompts[0])
-        elif "input" in inputs and isinstance(inputs["input"], (str, list)):  # Responses API
-            inp: Any = inputs["input"]
-            messages = normalize_message(inp) if type(inp) is str else response_items(inp)
-        elif type(inputs.get("prompt")) is str:
-            messages = normalize_message(inputs["prompt"])
-        system = inputs.get("system", inputs.get("instructions"))
-        if system and messages is not None:
-            messages = normalize_message({"role": "system", "content": system}, "system") + messages
-        return messages
-
-    @staticmethod
-    def _llm_output(outputs: dict[str, Any], data: dict[str, Any], attrs: dict[str, Any]) -> None:
-        out_msgs: list[dict[str, Any]] = []
-        finish: Any = None
-        usage_cands: list[Any] = [outputs.get("usage_metadata"), outputs.get("usage")]
-        response_model = None
-        choices = outputs.get("choices")
-        gens = outputs.get("generations")
-        if type(choices) is list and choices:  # OpenAI chat completion (or completion)
-            out, finish = choice_output(outputs)
-            out_msgs = [out] if out is not None else []
-            if outputs.get("id") is not None:
-                data["response_id"] = _s(outputs["id"])
-            response_model = outputs.get("model")
-        elif type(gens) is list and gens:  # LangChain LLMResult
-            g0 = gens[0]
-            if type(g0) is list:
-                g0 = g0[0] if g0 else None
-            g0 = _d(g0)
-            msg = g0.get("message")
-            if msg is not None:
-                out_msgs = lc_message(msg, "assistant")
-                kw = _d(msg.get("kwargs")) if type(msg) is dict and "kwargs" in msg else _d(msg)
-                rm = _d(kw.get("response_metadata"))
-                finish = rm.get("finish_reason", rm.get("stop_reason"))
-                usage_cands.append(kw.get("usage_metadata"))
-                usage_cands.append(rm.get("token_usage", rm.get("usage")))
-                response_model = rm.get("model_name", rm.get("model"))
-                if rm.get("id") is not None:
-                    data["response_id"] = _s(rm["id"])
-            elif g0.get("text") is not None:
-                out_msgs = [{"role": "assistant", "content": _s(g0["text"])}]
-            gi = _d(g0.get("generation_info"))
-            finish = gi.get("finish_reason", finish)
-            lo = _d(outputs.get("llm_output"))
-            usage_cands.insert(0, lo.get("token_usage", lo.get("usage")))
-            response_model = lo.get("model_name", response_model)
-        elif type(outputs.get("output")) is list and outputs.get("object") == "response" or \
-                (type(outputs.get("output")) is list and outputs.get("id") is not None):  # Responses API
-            out, finish = responses_output(outputs)
-            out_msgs = [out] if out is not None else []
-            if outputs.get("id") is not None:
-                data["response_id"] = _s(outputs["id"])
-            response_model = outputs.get("model")
-        elif "content" in outputs and ("role" in outputs or outputs.get("type") == "message"):  # Anthropic message
-            out_msgs = normalize_message(outputs, "assistant")
-            finish = outputs.get("stop_reason")
-            if outputs.get("id") is not None:
-                data["response_id"] = _s(outputs["id"])
-            response_model = outputs.get("model")
-        elif "output" in outputs:  # a traceable function's return value
-            out_msgs = lc_message(outputs["output"], "assistant") if outputs["output"] is not None else []
-        out = merge_output(out_msgs)
-        if out is not None:
-            data["output"] = out
-        fr = normalize_finish_reason(finish)
-        if fr is not None:
-            data["finish_reason"] = fr
-        if response_model is not None:
-            attrs["response_model"] = response_model
-        usage = usage_from(*usage_cands)
-        if usage:
-            data["_usage"] = usage
-
-
-def _tool(name: str, inputs: Any, outputs: Any) -> tuple[dict[str, Any], Status | None]:
-    data: dict[str, Any] = {"tool_name": name}
-    status: Status | None = None
-    if type(inputs) is dict and inputs:
-        args = parse_json_string(inputs["input"]) if len(inputs) == 1 and "input" in inputs else inputs
-        data["arguments"] = args
-        try:
-            data["args_hash"] = args_hash(args)
-        except TypeError:
-            pass
-    elif inputs is not None and inputs != {}:
-        data["arguments"] = parse_json_string(inputs)
-        data["args_hash"] = args_hash(data["arguments"])
-    if outputs is not None and outputs != {}:
-        out = outputs["output"] if type(outputs) is dict and "output" in outputs else outputs
-        if type(out) is dict:  # a serialised ToolMessage carries the call id and status
-            kw = out.get("kwargs") if out.get("lc") is not None and type(out.get("kwargs")) is dict else \
-                out if out.get("type") == "tool" and "tool_call_id" in out else None
-            if kw is not None:
-                if kw.get("tool_call_id") is not None:
-                    data["call_id"] = _s(kw["tool_call_id"])
-                if kw.get("status") == "error":
-                    status = Status.ERROR
-                out = kw.get("content")
-        data["output"] = out
-    return data, status
-
-
-def _retrieval(inputs: Any, outputs: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    if type(inputs) is dict and "query" in inputs:
-        data["query"] = inputs["query"]
-    elif inputs is not None and inputs != {}:
-        data["query"] = _unwrap(inputs, "input")
-    docs = outputs.get("documents") if type(outputs) is dict and "documents" in outputs else _unwrap(outputs, "output")
-    if type(docs) is list:
-        out = []
-        for d in docs:
-            if type(d) is not dict:
-                out.append({"text": _s(d)})
-                continue
-            kw = d["kwargs"] if d.get("lc") is not None and type(d.get("kwargs")) is dict else d
-            md = _d(kw.get("metadata"))
-            doc: dict[str, Any] = {}
-            did = kw.get("id", md.get("id"))
-            if did is not None:
-                doc["id"] = _s(did)
-            score = md.get("score", md.get("relevance_score"))
-            if score is not None:
-                doc["score"] = score
-            doc["text"] = kw.get("page_content", kw.get("text"))
-            out.append(doc)
-        data["documents"] = out
-    return data

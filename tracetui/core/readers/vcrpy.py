@@ -36,290 +36,49 @@ attributes (never ``authorization``, ``cookie``, ``set-cookie``, ``openai-organi
 ``openai-project``, api keys), and secret-looking query parameters of the URL are masked.
 Cassettes record no timing: spans have no times (``seq`` is the interaction order).
 
-Size: one format family's reader (LLM calls, reconstructed tool calls, other HTTP) in one place.
+Modules: ``vcrpy_file`` reads the cassette file (its YAML or JSON document, bodies decoded);
+``vcrpy_llm`` knows the LLM APIs on the wire (requests, streams reassembled, answers); this one
+maps the interactions to spans.
 """
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
-import yaml
 
 from tracetui.core.canonical import args_hash, parse_json_string
 from tracetui.core.errors import ReadError
-from tracetui.core.model import ReadIssue, Span, SpanKind, Status
-from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
+from tracetui.core.model import Span, SpanKind, Status
+from tracetui.core.readers.base import ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json
-from tracetui.core.readers.openai_shapes import (
-    choice_output,
-    response_items,
-    responses_output,
-    usage_from,
-)
-from tracetui.core.readers.otel_messages import (
-    Message,
-    normalize_finish_reason,
-    normalize_message,
-    normalize_messages,
-)
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.otel_messages import Message
 from tracetui.core.readers.timefmt import ns_to_iso
+from tracetui.core.readers.vcrpy_file import YAML_NODE_BUDGET, CassetteFile, date_header_ns, header_dict
+from tracetui.core.readers.vcrpy_llm import (
+    answer_of,
+    api_of,
+    assemble_chat_stream,
+    provider_of,
+    request_messages,
+    request_params,
+    response_object,
+    sse_data,
+)
 
-__all__ = ["VcrpyReader", "assemble_chat_stream", "sse_data"]
+__all__ = ["YAML_NODE_BUDGET", "VcrpyReader", "assemble_chat_stream", "sse_data"]
 
 _YAML_KEY = re.compile(rb"(?m)^interactions:[ \t]*(?:#.*)?\r?$")
-_YAML_ITEM = re.compile(r"(?m)^-[ \n\r]")
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The safe loader, with integers Python refuses to convert (over 4,300 digits) kept as text."""
-
-    def huge_int(self, node: yaml.ScalarNode) -> Any:
-        try:
-            return yaml.SafeLoader.construct_yaml_int(self, node)  # type: ignore[arg-type]
-        except ValueError:
-            self.kept_as_text.append(node.start_mark.line + 1)
-            return str(node.value)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.huge_int)
-
-YAML_NODE_BUDGET = 5_000_000
-"""The most nodes a cassette's YAML may expand to once its aliases are followed: a real cassette of
-hundreds of MB stays far below; 10 KB of nested aliases would otherwise take many GB."""
-
-
-def _expanded_size(root: Any, budget: int) -> int:
-    """How many nodes ``root`` (a composed YAML node graph, aliases shared) stands for once every
-    alias is expanded, counting up to just past ``budget`` (each distinct node sized once, bottom up)."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if key in sizes and not done:
-            continue
-        if isinstance(node, yaml.ScalarNode):
-            sizes[key] = 1
-            continue
-        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
-        if not done:
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in sizes)
-            continue
-        sizes[key] = min(budget + 1, 1 + sum(sizes.get(id(c), 1) for c in children))
-    return sizes.get(id(root), 1)
-
 _REQUEST_HEADERS = ("content-type", "user-agent", "anthropic-version", "openai-beta")
 _RESPONSE_HEADERS = ("content-type", "content-encoding", "date", "x-request-id", "request-id", "openai-processing-ms",
                      "openai-version", "retry-after", "x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens",
                      "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
 """The only headers copied to attributes (an allow list: cassettes keep credentials, cookies and org ids)."""
 _SECRET_PARAM = re.compile(r"key|token|secret|sig|signature|auth|password|session|credential", re.IGNORECASE)
-_PROVIDERS = (("openai.azure.com", "azure.ai.openai"), ("openai.com", "openai"), ("anthropic.com", "anthropic"))
-_NOT_PARAMS = {
-    "chat": frozenset({"messages", "tools", "functions", "model"}),
-    "anthropic": frozenset({"messages", "tools", "model", "system"}),
-    "responses": frozenset({"input", "tools", "model", "instructions"}),
-}
 _RECONSTRUCTED = {"tracetui.reconstructed_from": "next_request"}
-
-
-# -- bodies -------------------------------------------------------------------------------
-
-
-def _headers(h: Any) -> dict[str, str]:
-    """Header dict with lowercase names and one string value each (vcrpy writes lists)."""
-    out: dict[str, str] = {}
-    if not isinstance(h, dict):
-        return out
-    for k, v in h.items():
-        if isinstance(v, list):
-            v = ", ".join(str(x) for x in v)
-        out[str(k).lower()] = "" if v is None else str(v)
-    return out
-
-
-def sse_data(text: str) -> list[tuple[str | None, str]]:
-    """Server-sent events as ``(event name, data)`` pairs, in order (``data:`` lines of one
-    event joined by newlines, per the SSE spec; comments and ids ignored)."""
-    out: list[tuple[str | None, str]] = []
-    event: str | None = None
-    data: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if not line:
-            if data:
-                out.append((event, "\n".join(data)))
-            event, data = None, []
-        elif line.startswith("data:"):
-            data.append(line[6:] if line.startswith("data: ") else line[5:])
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-    if data:
-        out.append((event, "\n".join(data)))
-    return out
-
-
-def assemble_chat_stream(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    """One OpenAI chat completion from its streamed ``chat.completion.chunk`` objects.
-
-    Choice 0's content deltas are concatenated in order; tool-call deltas are merged by
-    their ``index`` (parallel calls arrive interleaved; ``id`` and ``name`` come in the first
-    delta of each, ``arguments`` in pieces), then ordered by index.
-
-    Returns:
-        ``{"id", "model", "message": {role, content, tool_calls: [{id, type, function: {name,
-        arguments}}]}, "finish_reason", "usage"}`` (keys present when the chunks carry them).
-    """
-    out: dict[str, Any] = {}
-    texts: list[str] = []
-    refusal: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    fcall: dict[str, str] | None = None
-    role = "assistant"
-    for ch in chunks:
-        if "id" not in out and isinstance(ch.get("id"), str):
-            out["id"] = ch["id"]
-        if "model" not in out and isinstance(ch.get("model"), str):
-            out["model"] = ch["model"]
-        if isinstance(ch.get("usage"), dict):
-            out["usage"] = ch["usage"]
-        choices = ch.get("choices")
-        for c in choices if isinstance(choices, list) else ():
-            if not isinstance(c, dict) or c.get("index", 0) != 0:
-                continue
-            if c.get("finish_reason"):
-                out["finish_reason"] = c["finish_reason"]
-            delta = c.get("delta")
-            if not isinstance(delta, dict):
-                continue
-            if isinstance(delta.get("role"), str):
-                role = delta["role"]
-            if isinstance(delta.get("content"), str):
-                texts.append(delta["content"])
-            if isinstance(delta.get("refusal"), str):
-                refusal.append(delta["refusal"])
-            for tc in delta.get("tool_calls") or ():
-                if not isinstance(tc, dict):
-                    continue
-                idx = tc.get("index")
-                idx = idx if isinstance(idx, int) else len(calls)
-                entry = calls.setdefault(idx, {"id": None, "name": "", "arguments": ""})
-                if tc.get("id") and entry["id"] is None:
-                    entry["id"] = tc["id"]
-                fn_raw = tc.get("function")
-                fn: dict[str, Any] = fn_raw if isinstance(fn_raw, dict) else {}
-                name = fn.get("name")
-                if isinstance(name, str) and name and name != entry["name"]:
-                    entry["name"] += name  # a name sent in pieces; one repeated whole is kept once
-                if isinstance(fn.get("arguments"), str):
-                    entry["arguments"] += fn["arguments"]
-            fc = delta.get("function_call")
-            if isinstance(fc, dict):  # the pre-tools "functions" API
-                fcall = fcall or {"name": "", "arguments": ""}
-                if isinstance(fc.get("name"), str):
-                    fcall["name"] += fc["name"]
-                if isinstance(fc.get("arguments"), str):
-                    fcall["arguments"] += fc["arguments"]
-    msg: dict[str, Any] = {"role": role, "content": "".join(texts) if texts else None}
-    if refusal and not texts:
-        msg["content"] = "".join(refusal)
-    if calls:  # no argument delta at all: a call without arguments, "{}" as the API writes it whole
-        msg["tool_calls"] = [{"id": calls[i]["id"], "type": "function",
-                              "function": {"name": calls[i]["name"], "arguments": calls[i]["arguments"] or "{}"}}
-                             for i in sorted(calls)]
-    if fcall is not None:
-        msg["function_call"] = fcall
-    out["message"] = msg
-    return out
-
-
-def _assemble_anthropic_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """An Anthropic Messages response from its stream events (``message_start``,
-    ``content_block_start``/``_delta``, ``message_delta``)."""
-    msg: dict[str, Any] = {}
-    blocks: dict[int, dict[str, Any]] = {}
-    partial: dict[int, list[str]] = {}
-    usage: dict[str, Any] = {}
-    for ev in events:
-        t = ev.get("type")
-        if t == "message_start" and isinstance(ev.get("message"), dict):
-            m = ev["message"]
-            msg.update({k: m[k] for k in ("id", "model", "role") if k in m})
-            if isinstance(m.get("usage"), dict):
-                usage.update(m["usage"])
-        elif t == "content_block_start" and isinstance(ev.get("content_block"), dict):
-            blocks[ev.get("index", len(blocks))] = dict(ev["content_block"])
-        elif t == "content_block_delta" and isinstance(ev.get("delta"), dict):
-            i = ev.get("index", 0)
-            b = blocks.setdefault(i, {"type": "text", "text": ""})
-            d = ev["delta"]
-            if d.get("type") == "text_delta":
-                b["text"] = (b.get("text") or "") + (d.get("text") or "")
-            elif d.get("type") == "input_json_delta":
-                partial.setdefault(i, []).append(d.get("partial_json") or "")
-        elif t == "message_delta":
-            d = ev.get("delta")
-            if isinstance(d, dict) and d.get("stop_reason"):
-                msg["stop_reason"] = d["stop_reason"]
-            if isinstance(ev.get("usage"), dict):
-                usage.update(ev["usage"])
-    for i, parts in partial.items():
-        text = "".join(parts)
-        blocks[i]["input"] = parse_json_string(text) if text else {}
-    msg["content"] = [blocks[i] for i in sorted(blocks)]
-    if usage:
-        msg["usage"] = usage
-    return msg
-
-
-# -- API shapes ---------------------------------------------------------------------------
-
-
-def _api(path: str, host: str, req: Any) -> str | None:
-    """Which LLM API an interaction calls, from its URL path (and request body)."""
-    if not isinstance(req, dict):
-        return None
-    if path.endswith("/chat/completions"):
-        return "chat"
-    if path.endswith("/messages") and ("anthropic" in host or ("messages" in req and "max_tokens" in req)):
-        return "anthropic"
-    if path.endswith("/responses") and ("input" in req or "model" in req):
-        return "responses"
-    return None
-
-
-def _provider(host: str) -> str | None:
-    for suffix, name in _PROVIDERS:
-        if host == suffix or host.endswith("." + suffix):
-            return name
-    return None
-
-
-def _request_messages(api: str, req: dict[str, Any]) -> list[Message] | None:
-    if api == "chat":
-        return normalize_messages(req.get("messages"))
-    if api == "anthropic":
-        out: list[Message] = []
-        system = req.get("system")
-        if system is not None:
-            out.extend(normalize_message({"role": "system", "content": system}, "system"))
-        more = normalize_messages(req.get("messages"))
-        return out + more if more is not None else (out or None)
-    # responses: instructions + input items (messages, function calls, function call outputs)
-    msgs: list[Message] = []
-    if isinstance(req.get("instructions"), str):
-        msgs.append({"role": "system", "content": req["instructions"]})
-    inp = req.get("input")
-    if isinstance(inp, str):
-        msgs.append({"role": "user", "content": inp})
-    elif isinstance(inp, list):
-        msgs.extend(response_items(inp))
-    return msgs or None
 
 
 def _safe_url(uri: str) -> str:
@@ -360,7 +119,7 @@ class VcrpyReader:
         return _Reading(path).run(data)
 
 
-class _Reading(FileReading):
+class _Reading(CassetteFile):
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.spans: list[Span] = []
@@ -373,37 +132,6 @@ class _Reading(FileReading):
         self.last_output: Message | None = None
         self.unanswered = 0
         self.no_messages = 0
-
-    def load(self, data: bytes) -> tuple[Any, list[int] | None]:
-        body = data.removeprefix(BOM)
-        if not body.strip():
-            raise ReadError(self.path, "file is empty")
-        if body.lstrip().startswith(b"{"):
-            return load_json(self.path, body, self.issues), None
-        loader = _Loader(body)
-        loader.kept_as_text = []
-        try:
-            node = loader.get_single_node()
-            if node is not None:
-                expanded = _expanded_size(node, YAML_NODE_BUDGET)
-                if expanded > YAML_NODE_BUDGET:
-                    raise ReadError(self.path, f"YAML aliases expand this {len(body):,}-byte file to more than "
-                                    f"{YAML_NODE_BUDGET:,} nodes (an alias bomb?); not read")
-            doc = loader.construct_document(node) if node is not None else None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
-            raise ReadError(self.path, f"not valid YAML: {problem}"
-                            + (f" (column {mark.column + 1})" if mark is not None else ""),
-                            line=mark.line + 1 if mark is not None else None) from None
-        finally:
-            loader.dispose()
-        for line in loader.kept_as_text:
-            self.issues.append(ReadIssue(self.path, line, "", "an integer of more than 4300 digits kept as text",
-                                         "warning"))
-        text = body.decode("utf-8", "replace")
-        lines = [text.count("\n", 0, m.start()) + 1 for m in _YAML_ITEM.finditer(text)] if "\n-" in text else []
-        return doc, lines
 
     def run(self, data: bytes) -> ReaderOutput:
         doc, lines = self.load(data)
@@ -425,7 +153,7 @@ class _Reading(FileReading):
             resp_raw = it.get("response")
             resp: dict[str, Any] = resp_raw if isinstance(resp_raw, dict) else {}
             if started is None:
-                started = _date_ns(_headers(resp.get("headers")).get("date"))
+                started = date_header_ns(header_dict(resp.get("headers")).get("date"))
             self.interaction(it["request"], resp, line, where)
         if self.prev_calls:
             self.unanswered += sum(map(len, self.prev_calls.values()))
@@ -477,46 +205,13 @@ class _Reading(FileReading):
 
     # -- one interaction ------------------------------------------------------------------
 
-    def body(self, raw: Any, headers: dict[str, str], where: str, line: int | None) -> tuple[str | None, int]:
-        """A body as text (decompressed, decoded), and its size in bytes when it is binary (else -1)."""
-        if isinstance(raw, dict):  # response body {"string": ...}
-            raw = raw.get("string", raw.get("base64_string"))
-        if raw is None:
-            return None, -1
-        if isinstance(raw, str):
-            return raw, -1  # text: already decoded (vcrpy's decode_compressed_response, or never compressed)
-        if not isinstance(raw, (bytes, bytearray)):
-            return orjson.dumps(raw).decode() if isinstance(raw, (dict, list)) else str(raw), -1
-        b = bytes(raw)
-        enc = headers.get("content-encoding", "").lower()
-        try:
-            if "gzip" in enc or b[:2] == b"\x1f\x8b":
-                b = gzip.decompress(b)
-            elif "deflate" in enc:
-                try:
-                    b = zlib.decompress(b)
-                except zlib.error:
-                    b = zlib.decompress(b, -15)
-            elif enc and enc not in ("identity", "utf-8"):
-                self.issue(line, where, f"content-encoding {enc!r} is not supported; body kept as {len(b)} bytes",
-                           "warning")
-                return None, len(b)
-        except (OSError, EOFError, zlib.error) as exc:
-            self.issue(line, where, f"body says {enc or 'gzip'} but does not decompress ({exc}); kept as "
-                       f"{len(b)} bytes", "warning")
-            return None, len(b)
-        try:
-            return b.decode("utf-8"), -1
-        except UnicodeDecodeError:
-            return None, len(b)
-
     def interaction(self, req: dict[str, Any], resp: dict[str, Any], line: int | None, where: str) -> None:
         method = str(req.get("method") or "GET").upper()
         uri = str(req.get("uri") or req.get("url") or "")
         parts = urlsplit(uri)
         host, path = parts.hostname or "", parts.path or "/"
-        req_h = _headers(req.get("headers"))
-        resp_h = _headers(resp.get("headers"))
+        req_h = header_dict(req.get("headers"))
+        resp_h = header_dict(resp.get("headers"))
         status_obj = resp.get("status")
         code: Any = status_obj.get("code") if isinstance(status_obj, dict) else status_obj
         if code is None:
@@ -546,7 +241,7 @@ class _Reading(FileReading):
         status = Status.ERROR if failed else Status.UNSET
         etype = str(code) if failed else None
         sid = f"interaction-{where[len('$.interactions['):-1]}"
-        api = _api(path, host, req_json)
+        api = api_of(path, host, req_json)
         if api is not None and isinstance(req_json, dict):
             self.llm(api, req_json, resp_text, resp_h, host, attrs, status, etype, sid, line, where)
             return
@@ -561,17 +256,16 @@ class _Reading(FileReading):
 
     def llm(self, api: str, req: dict[str, Any], resp_text: str | None, resp_h: dict[str, str], host: str,
             attrs: dict[str, Any], status: Status, etype: str | None, sid: str, line: int | None, where: str) -> None:
-        messages = _request_messages(api, req)
+        messages = request_messages(api, req)
         self.tool_spans(messages or [], line)
         data: dict[str, Any] = {}
         model = req.get("model")
         if isinstance(model, str) and model:
             data["model"] = model
-        provider = _provider(host) or ("anthropic" if api == "anthropic" else None)
+        provider = provider_of(host) or ("anthropic" if api == "anthropic" else None)
         if provider:
             data["provider"] = provider
-        skip = _NOT_PARAMS[api]
-        params = {k: v for k, v in req.items() if k not in skip}
+        params = request_params(api, req)
         if params:
             data["params"] = params
         if messages:
@@ -581,7 +275,9 @@ class _Reading(FileReading):
         tools = req.get("tools") if req.get("tools") is not None else req.get("functions")
         if isinstance(tools, list) and tools:
             data["tool_schemas_hash"] = args_hash(tools)
-        resp = self.response(api, resp_text, resp_h, line, where)
+        resp, bad = response_object(api, resp_text, resp_h)
+        if bad:
+            self.issue(line, f"{where}.response.body", f"{bad} stream chunk(s) are not JSON; skipped", "warning")
         out_msg: Message | None = None
         if status is Status.ERROR:
             err = resp.get("error") if isinstance(resp, dict) else None
@@ -592,7 +288,7 @@ class _Reading(FileReading):
             elif isinstance(resp_text, str) and resp_text:
                 attrs["error.message"] = resp_text
         elif isinstance(resp, dict):
-            out_msg, finish, usage, rid, version = self.answer(api, resp)
+            out_msg, finish, usage, rid, version = answer_of(api, resp)
             if out_msg is not None:
                 data["output"] = out_msg
             if finish:
@@ -625,64 +321,6 @@ class _Reading(FileReading):
                            f"{cid!r} ({shown}): kept apart, tool results paired with them in order", "warning")
         self.prev_calls = prev
 
-    def response(self, api: str, text: str | None, headers: dict[str, str], line: int | None, where: str) -> Any:
-        """The response as one JSON object (a stream reassembled), or None."""
-        if text is None:
-            return None
-        stripped = text.lstrip()
-        if stripped[:1] in ("{", "["):
-            value = parse_json_string(text)
-            return value if isinstance(value, dict) else None
-        if not (stripped.startswith(("data:", "event:", ":")) or "event-stream" in headers.get("content-type", "")):
-            return None
-        chunks: list[dict[str, Any]] = []
-        bad = 0
-        for _event, payload in sse_data(text):
-            if payload.strip() == "[DONE]":
-                continue
-            try:
-                v = orjson.loads(payload)
-            except orjson.JSONDecodeError:
-                bad += 1
-                continue
-            if isinstance(v, dict):
-                chunks.append(v)
-        if bad:
-            self.issue(line, f"{where}.response.body", f"{bad} stream chunk(s) are not JSON; skipped", "warning")
-        if not chunks:
-            return None
-        if api == "chat":
-            done = assemble_chat_stream(chunks)
-            obj: dict[str, Any] = {k: done[k] for k in ("id", "model", "usage") if k in done}
-            obj["choices"] = [{"index": 0, "message": done["message"], "finish_reason": done.get("finish_reason")}]
-            return obj
-        if api == "anthropic":
-            return _assemble_anthropic_stream(chunks)
-        # responses: the final event carries the whole response object
-        for ch in reversed(chunks):
-            if ch.get("type") in ("response.completed", "response.incomplete", "response.failed", "response.done") \
-                    and isinstance(ch.get("response"), dict):
-                return ch["response"]
-        items = [ch["item"] for ch in chunks if ch.get("type") == "response.output_item.done" and isinstance(ch.get("item"), dict)]
-        return {"output": items} if items else None
-
-    def answer(self, api: str, resp: dict[str, Any]) -> tuple[Message | None, str | None, dict[str, int] | None,
-                                                            str | None, str | None]:
-        """``(output message, finish reason, usage, response id, response model)`` of a response object."""
-        rid = resp.get("id") if isinstance(resp.get("id"), str) else None
-        version = resp.get("model") if isinstance(resp.get("model"), str) else None
-        usage = usage_from(resp.get("usage"))
-        if api == "chat":
-            out, finish = choice_output(resp)
-            return out, finish, usage, rid, version
-        if api == "anthropic":
-            msgs = normalize_message({"role": "assistant", "content": resp.get("content")}, "assistant") \
-                if resp.get("content") is not None else []
-            out = next((m for m in msgs if m.get("role") == "assistant"), None)
-            return out, normalize_finish_reason(resp.get("stop_reason")), usage, rid, version
-        out, finish = responses_output(resp)
-        return out, finish, usage, rid, version
-
     def tool_spans(self, messages: list[Message], line: int | None) -> None:
         """Tool spans for the tool results this request sends back for the previous answer's calls."""
         if not self.prev_calls:
@@ -706,17 +344,3 @@ class _Reading(FileReading):
             self.add(sid, SpanKind.TOOL, str(name), data, dict(_RECONSTRUCTED), Status.UNSET, None, line)
         self.unanswered += sum(map(len, pending.values()))
         self.prev_calls = {}
-
-
-def _date_ns(value: str | None) -> int | None:
-    """An HTTP ``Date`` header (RFC 9110 IMF-fixdate) as ns since the epoch, or None."""
-    if not value:
-        return None
-    try:
-        dt = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if dt.tzinfo is None:
-        return None
-    return int(dt.timestamp()) * 1_000_000_000
-
