@@ -12,7 +12,11 @@ round alternate, so the machine's load weighs on all) of:
 - keep: ``orjson.loads`` of both files keeping the objects (tracetui/1: every
   line; OTLP: the document), GC off, in this process: what a user's script does;
 - stream: the same parse keeping nothing (each value dropped at once);
-- ratios diff / keep and diff / stream, and peak RSS / the larger file.
+- ratios diff / keep and diff / stream, and peak RSS / the larger file (the diff process plus its largest
+  child: a big tracetui/1 replay is parsed in a forked child, ``load.read_pair``);
+- with ``--tui``: the TUI on the same pair (``bench_tui.measure``, one process a round): launch -> first
+  frame, launch -> first divergence on screen (and whether the early rows showed it), app + loader child
+  peak RSS / the two files.
 
 Usage::
 
@@ -20,6 +24,7 @@ Usage::
     python benchmarks/bench_otlp.py -n 20000 --repeat 3
     python benchmarks/bench_otlp.py --only otlp      # one format
     python benchmarks/bench_otlp.py --before /tmp/old # also an older tree's diff, same rounds
+    python benchmarks/bench_otlp.py --tui --repeat 3  # every figure of issue 22, both formats, one run
 """
 
 from __future__ import annotations
@@ -114,23 +119,34 @@ def diff_process(a: Path, b: Path, python: str, tree: Path = ROOT) -> tuple[floa
     directory first on its path).
     """
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    timer = Path("/usr/bin/time")
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_otlp_time_{os.getpid()}.txt"
-    pre = [str(timer), "-f", "%M", "-o", str(out)] if timer.exists() else []
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_otlp_rss_{os.getpid()}.txt"
     t = time.perf_counter()
-    p = subprocess.Popen([*pre, python, "-m", "tracetui", "diff", str(a.resolve()), str(b.resolve()), "--format",
-                          "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree)
-    _, status, usage = os.wait4(p.pid, 0)
+    p = subprocess.Popen([python, "-c", _DIFF_WITH_PEAK, str(out), str(a.resolve()), str(b.resolve())],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree)
+    _, status, _usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
     err = p.stderr.read() if p.stderr else b""
     if p.returncode not in (0, 1):
         sys.exit(f"tracetui diff failed ({p.returncode}): {err.decode(errors='replace')[-2000:]}")
-    if pre:
-        peak = int(out.read_text().split()[-1]) * 1024
-        out.unlink()
-        return dt, peak
-    return dt, usage.ru_maxrss * 1024
+    peak = int(out.read_text())
+    out.unlink()
+    return dt, peak
+
+
+# ``tracetui diff A B --format json`` in this process, then its own peak RSS plus its largest child's (the
+# replay's parser) written to argv[1]: ``wait4``'s figure for the whole process would count only the larger of
+# the two, and this benchmark's own size at the fork besides.
+_DIFF_WITH_PEAK = (
+    "import resource, sys\n"
+    "from tracetui.cli.main import main\n"
+    "out = sys.argv[1]\n"
+    "try:\n"
+    "    code = main(['diff', sys.argv[2], sys.argv[3], '--format', 'json'])\n"
+    "finally:\n"
+    "    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "    open(out, 'w').write(str(kb * 1024))\n"
+    "sys.exit(code)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs tracetui")
     ap.add_argument("--before", type=Path, help="another source tree (holding tracetui/) whose diff is timed in the "
                     "same rounds, on the same pairs: before/after ratios from one run")
+    ap.add_argument("--tui", action="store_true", help="also the TUI on each pair (bench_tui.measure): launch -> "
+                    "first frame and first divergence, peak RSS")
     args = ap.parse_args(argv)
 
     pairs: dict[str, tuple[Path, Path]] = {}
@@ -174,7 +192,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<18} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
               f"{f['diff'] / f['keep']:6.2f} {f['diff'] / f['stream']:7.2f} {f['rss'] / 2**20:8.0f} "
               f"{f['rss'] / big:6.2f}")
+    if args.tui:
+        tui(pairs, args.repeat)
     return 0
+
+
+def tui(pairs: dict[str, tuple[Path, Path]], repeat: int) -> None:
+    """Print the TUI's figures on each pair (medians of ``repeat`` processes; ``bench_tui.measure``)."""
+    from bench_tui import measure
+
+    print(f"TUI on the same pairs (120x36, headless; medians of {repeat}; seconds from process launch, 'whole': every "
+          "row on screen, from app start)")
+    print(f"{'format':<18} {'1st frame':>9} {'1st div':>8} {'early':>6} {'whole':>7} {'peak MiB':>8} {'/files':>7}")
+    for name, (a, b) in pairs.items():
+        runs = measure(a, b, repeat)
+        if runs is None:
+            continue
+        med = {k: statistics.median(r[k] for r in runs) for k in ("first_frame_cold", "first_divergence_cold", "whole")}
+        peak = max(r["rss_peak"] for r in runs) + max(r.get("rss_children", 0) for r in runs)
+        size = a.stat().st_size + b.stat().st_size
+        early = sum(1 for r in runs if r["first_divergence_early"])
+        print(f"{name:<18} {med['first_frame_cold']:9.2f} {med['first_divergence_cold']:8.2f} {early:>3}/{len(runs):<2} "
+              f"{med['whole']:7.2f} {peak / 2**20:8.0f} {peak / size:7.2f}", flush=True)
+    print(f"load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

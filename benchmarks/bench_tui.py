@@ -256,6 +256,29 @@ def build(folder: Path, n: int, edits: int, seed: int) -> tuple[Path, Path]:
     return orig, rep
 
 
+def measure(orig: Path, rep: Path, repeat: int, *, mem_limit_gb: float | None = None, prefetch: bool = True,
+            tree: Path | None = None) -> list[dict[str, Any]] | None:
+    """``repeat`` measured runs of the app on the pair, each in a fresh process (``child``'s figures, one dict
+    a run: seconds from app start and from launch, CPU, RSS); None (the failure printed) if a run fails.
+    Also used by ``bench_otlp.py --tui``."""
+    runs: list[dict[str, Any]] = []
+    for _ in range(repeat):
+        cmd = [sys.executable, str(Path(__file__).resolve())]
+        if mem_limit_gb:
+            cmd += ["--mem-limit-gb", str(mem_limit_gb)]
+        if not prefetch:
+            cmd.append("--no-prefetch")
+        launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
+        env = {**os.environ, **({"BENCH_TUI_TREE": str(tree)} if tree else {})}
+        proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
+                              check=False, capture_output=True, text=True, timeout=WAIT + 120, env=env)
+        if proc.returncode != 0:
+            print(f"measured run failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+            return None
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return runs
+
+
 def verdict(ok: bool) -> str:
     return "ok" if ok else "OVER"
 
@@ -302,21 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         pass
 
-    runs: list[dict[str, Any]] = []
-    for _ in range(args.repeat):
-        cmd = [sys.executable, str(Path(__file__).resolve())]
-        if args.mem_limit_gb:
-            cmd += ["--mem-limit-gb", str(args.mem_limit_gb)]
-        if args.no_prefetch:
-            cmd.append("--no-prefetch")
-        launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
-        env = {**os.environ, **({"BENCH_TUI_TREE": str(args.tree)} if args.tree else {})}
-        proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
-                              check=False, capture_output=True, text=True, timeout=WAIT + 120, env=env)
-        if proc.returncode != 0:
-            print(f"measured run failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)
-            return 1
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = measure(orig, rep, args.repeat, mem_limit_gb=args.mem_limit_gb, prefetch=not args.no_prefetch,
+                   tree=args.tree)
+    if runs is None:
+        return 1
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)

@@ -43,6 +43,19 @@ def test_bench_otlp_runs_on_a_small_pair(tmp_path: Path) -> None:
     assert "peak MiB" in out.stdout
 
 
+def test_bench_otlp_tui_prints_the_tuis_figures_for_both_formats(tmp_path: Path) -> None:
+    """`bench_otlp.py --tui`: every figure of issue 22 in one run, the TUI's too, for both formats."""
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_otlp.py", "-n", "300", "--repeat", "1", "--data", str(tmp_path), "--tui"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    tui = out.stdout.split("TUI on the same pairs", 1)[1].splitlines()
+    got = {line.split()[0]: line.split()[1:] for line in tui[2:] if line.split()[:1] in (["tracetui/1"], ["OTLP/JSON"])}
+    assert sorted(got) == ["OTLP/JSON", "tracetui/1"], out.stdout
+    assert all(float(v[0]) > 0 and float(v[1]) >= float(v[0]) for v in got.values()), out.stdout  # frame, then divergence
+
+
 def test_bench_otlp_1m_runs_on_a_small_pair(tmp_path: Path) -> None:
     """`benchmarks/bench_otlp_1m.py` writes a pair with the edits asked and diffs it under /usr/bin/time."""
     if not Path("/usr/bin/time").exists():
