@@ -8,7 +8,8 @@ agent span, a session span per 500 turns, each turn an llm span and a tool span;
 trace and span ids, times, response and call ids, and ``--edits`` tool results changed. The target
 is about span count, not bytes.
 
-Then ``tracetui diff A B --format json`` runs once under ``/usr/bin/time -v``: wall seconds, peak RSS.
+Then ``tracetui diff A B --format json`` runs once under ``/usr/bin/time -v``: wall and user CPU seconds,
+peak RSS.
 
 Usage::
 
@@ -127,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                         "--format", "json"], cwd=ROOT, capture_output=True, text=True)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", p.stderr)
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    user = re.search(r"User time \(seconds\): (\S+)", p.stderr)
     div = len(json.loads(p.stdout).get("divergences", [])) if p.stdout.strip().startswith("{") else None
-    print(f"diff exit {p.returncode}, wall {wall.group(1) if wall else '?'}, "
+    print(f"diff exit {p.returncode}, wall {wall.group(1) if wall else '?'}, user {user.group(1) if user else '?'} s, "
           f"peak {int(peak.group(1)) / 2**20 if peak else 0:.2f} GiB, divergences {div}")
     return 0
 

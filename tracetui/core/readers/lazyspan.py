@@ -53,9 +53,10 @@ class PayloadFile:
 
     __slots__ = ("path", "fd", "__weakref__")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, fd: int | None = None) -> None:
+        """Opens ``path``, or takes ``fd`` (a descriptor of it, already open: closed with this object)."""
         self.path = path
-        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)) if fd is None else fd
         weakref.finalize(self, os.close, self.fd)
 
     def read(self, offset: int, length: int) -> bytes:

@@ -22,13 +22,11 @@ written, never rounded through a double; one warning per file).
 Values: ids in hex of any case (also ``0x``-prefixed, or base64 as protobuf's
 ``MessageToJson`` writes them) become lowercase hex; timestamps as strings or
 numbers become int ns; ``kind`` and ``status.code`` as ints or enum names.
-Attributes are decoded from AnyValue and mapped by
-``otel_attrs.span_fields_from_attributes`` (``otlp_lazy.payload_pass``); in a file of
-``otlp_lazy.LAZY_MIN_BYTES`` or more only what alignment needs is mapped while reading,
-the rest on a span's first read (``LazySpan``), and the file is decoded by msgspec into
-typed Structs with big outputs kept as bytes (``otlp_fast``; this careful path whenever
-that may read it differently). Every trace id becomes one run, in
-file order; ``seq`` is left to ``read_trace`` (derived from ``start_ns``).
+Attributes are decoded from AnyValue and mapped by ``otlp_lazy.payload_pass``. A file of
+``otlp_lazy.LAZY_MIN_BYTES`` or more is decoded by msgspec (``otlp_fast``; this careful path
+whenever that may read it differently), only what alignment needs is mapped while reading, and
+each span keeps its byte range: the rest is mapped on its first read (``LazySpan``), from the
+span's bytes read again. Every trace id is one run, in file order; ``seq`` is left to ``read_trace``.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
@@ -44,8 +42,9 @@ from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
-from tracetui.core.readers.otlp_fast import Doubt, SpanDicts, documents
-from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, OtlpPayloads, payload_pass
+from tracetui.core.readers.limits import read_rest
+from tracetui.core.readers.otlp_fast import AT, Doubt, SpanDicts, documents, span_dict
+from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, Extras, OtlpPayloads, kept_file, payload_pass
 
 _HEX = frozenset("0123456789abcdef")
 _BOM = b"\xef\xbb\xbf"
@@ -271,16 +270,26 @@ class OtlpJsonReader:
 
     @gc_paused
     def read(self, path: str, data: bytes) -> ReaderOutput:
-        """Parse a whole file into one run per trace id.
+        """Parse a whole file into one run per trace id (a big file's ``LazySpan``s keep ``data``).
 
         Raises:
             ReadError: empty, not JSON, or JSON with no ``resourceSpans`` anywhere.
         """
+        return self._read(path, data, None)
+
+    @gc_paused
+    def read_file(self, path: str, fh: BinaryIO, head: bytes) -> ReaderOutput:
+        """``read`` of the open file ``fh`` (``head``: its first bytes, read already): a big regular file's
+        spans read their bytes again from it on first use (``otlp_lazy.kept_file``): the bytes are not kept.
+        Raises ``ReadError`` as ``read``, or when the file grows past its allowance while being read."""
+        return self._read(path, read_rest(fh, path, head), fh)
+
+    def _read(self, path: str, data: bytes, fh: BinaryIO | None) -> ReaderOutput:
         if len(data) < self.lazy_min_bytes:
             return _Reading(path).run(data)
-        try:  # a big file: msgspec Structs, payloads kept as bytes (otlp_fast); the careful path when in doubt
+        try:  # a big file: msgspec Structs, spans kept as byte ranges (otlp_fast); the careful path when in doubt
             values, several = documents(data, anyvalue)
-            return _Reading(path, lazy=True).records(values, several)
+            return _Reading(path, lazy=True, file=kept_file(path, data, fh)).records(values, several)
         except (Doubt, BadValue, RecursionError):  # RecursionError: an AnyValue nested too deeply (reported there)
             return _Reading(path, lazy=True).run(data)
 
@@ -301,9 +310,9 @@ def status_code(code: Any) -> Status | None:
 class _Reading(FileReading):
     """State of reading one file: issues and runs by trace id (insertion order = file order)."""
 
-    def __init__(self, path: str, lazy: bool = False) -> None:
+    def __init__(self, path: str, lazy: bool = False, file: Any = None) -> None:
         super().__init__(path)
-        self.lazy = OtlpPayloads() if lazy else None
+        self.lazy = OtlpPayloads(file, _reread) if lazy else None
         self.runs: dict[str | None, RunSpans] = {}
         self.odd_times: list[tuple[int | None, str, Any]] = []  # (line, where, value) in float/exponent form
         self.shared: dict[Any, Any] = {}  # equal values kept once (trace and span ids, extras)
@@ -406,8 +415,6 @@ class _Reading(FileReading):
         sid = shared.setdefault(sid, sid)  # a parent id is its parent's span id object, not a copy
         if parent is not None:
             parent = shared.setdefault(parent, parent)
-        name = sp.get("name")
-        name = name if isinstance(name, str) else "" if name is None else str(name)
         raw_start = _get(sp, "startTimeUnixNano", "start_time_unix_nano")
         start, how = _ns(raw_start)
         if how:
@@ -416,25 +423,14 @@ class _Reading(FileReading):
         end, how = _ns(raw_end)
         if how:
             self._odd_time(how, line, f"{where}.endTimeUnixNano", raw_end)
-        st = sp.get("status")
-        if not st:
-            status, status_msg = Status.UNSET, None
-        elif type(st) is dict and len(st) == 1 and type(st.get("code")) is int and st["code"] in _STATUS_CODES:
-            status, status_msg = _STATUS_CODES[st["code"]], None  # {"code": 2}: the usual shape
-        else:
-            status, status_msg = self._status(st, where, line)
-        attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
-        ev = sp.get("events")
-        events = self._events(ev, where, line) if ev else _NO_EVENTS
-        k_raw = sp.get("kind")
-        otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
-        extras = (otel_kind, status_msg, service, scope_name, sp.get("flags"))
+        status, name, attrs, events, extras = self._rest(sp, where, line, service, scope_name)
         try:
             extras = self.shared.setdefault(extras, extras)  # one tuple for the many spans alike
         except TypeError:  # flags as a list or object: kept as is
             pass
         if self.lazy is not None:  # a big file: the payload pass on first use (otlp_lazy)
-            span: Span = self.lazy.span(sid, parent, name, start, end, status, attrs, events, extras, tid, line)
+            span: Span = self.lazy.span(sid, parent, name, start, end, status, attrs, events, extras, tid, line,
+                                        at=sp.get(AT))
         else:
             kind, data, left, error_type = payload_pass(name, attrs, events, status is Status.ERROR, extras)
             # Positional: Span(span_id, parent_id, seq, kind, name, start_ns, end_ns, status, error_type,
@@ -445,6 +441,25 @@ class _Reading(FileReading):
         if run is None:
             run = self.runs[tid] = RunSpans(trace_id=tid)
         run.spans.append(span)
+
+    def _rest(self, sp: dict[str, Any], where: str, line: int | None, service: Any,
+              scope_name: Any) -> tuple[Status, str, dict[str, Any], list[dict[str, Any]], Extras]:
+        """``(status, name, attributes, events, extras)`` of a span dict: what the payload pass reads."""
+        st = sp.get("status")
+        if not st:
+            status, status_msg = Status.UNSET, None
+        elif type(st) is dict and len(st) == 1 and type(st.get("code")) is int and st["code"] in _STATUS_CODES:
+            status, status_msg = _STATUS_CODES[st["code"]], None  # {"code": 2}: the usual shape
+        else:
+            status, status_msg = self._status(st, where, line)
+        name = sp.get("name")
+        name = name if isinstance(name, str) else "" if name is None else str(name)
+        attrs = self._attrs(sp.get("attributes"), where, ".attributes", line)
+        ev = sp.get("events")
+        events = self._events(ev, where, line) if ev else _NO_EVENTS
+        k_raw = sp.get("kind")
+        otel_kind = _SPAN_KINDS.get(k_raw) if type(k_raw) is int else self._kind(k_raw)
+        return status, name, attrs, events, (otel_kind, status_msg, service, scope_name, sp.get("flags"))
 
     def _odd_time(self, how: int, line: int | None, where: str, raw: Any) -> None:
         if how == _BAD:
@@ -516,6 +531,16 @@ class _Reading(FileReading):
             out.append({"name": name if isinstance(name, str) else str(name), "time_unix_nano": t,
                         "attributes": self._attrs(ev.get("attributes"), where, f"[{i}].attributes", line)})
         return out
+
+
+def _reread(raw: bytes, path: str, service: Any, scope_name: Any) -> Any:
+    """A span's bytes read again as ``_span`` read them (``otlp_lazy.Reread``); None when they are not a span."""
+    try:
+        sp = span_dict(raw, anyvalue)
+        status, name, attrs, events, extras = _Reading(path)._rest(sp, "", None, service, scope_name)
+    except (Doubt, BadValue, RecursionError):
+        return None
+    return normalize_id(_get(sp, "spanId", "span_id"), 8)[0], name, attrs, events, status is Status.ERROR, extras
 
 
 def _start_order(s: Span) -> tuple[bool, int]:

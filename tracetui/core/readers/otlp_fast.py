@@ -1,18 +1,25 @@
-"""A big OTLP/JSON file decoded with msgspec: typed Structs, big attribute payloads left as bytes.
+"""A big OTLP/JSON file decoded with msgspec: typed Structs, each span located in the file.
 
 ``readers.otlp`` reads a file of ``otlp_lazy.LAZY_MIN_BYTES`` or more through
 ``documents``: the document (or each Collector JSON Lines line) is decoded by
-``msgspec.json`` into the Structs below, each attribute a ``KeyValue(key, value:
+``msgspec.json`` with each scope's spans left as ``msgspec.Raw`` (their bytes, not
+decoded), and each span is found in the file where the last one ended (the next ``{``
+after a comma and white space, checked to start the span's exact bytes; an array's first
+span by a search for its bytes): its byte range, ``(offset, length)``, goes with its dict
+under ``AT``. The spans are then decoded one by one, 2,048 at a time (``SpanDicts``: the
+Structs of a whole document never exist at once), each attribute a ``KeyValue(key, value:
 msgspec.Raw)``. A value is parsed at once (msgspec, exact integers of any size) and
 decoded as an AnyValue, except a string AnyValue of ``RAW_MIN_BYTES`` or more under a
 key in ``RAW_KEYS`` (outputs, tool results, retrieved documents, input messages), which
-stays a ``msgspec.Raw`` (a view of the file's bytes) until the payload pass
-(``otlp_lazy.OtlpPayloads.load`` calls ``decoded``; the cheap pass decodes the one
-``KEY_RAW_KEYS`` names for itself and drops it). ``documents`` gives the same
-``(line, object)`` pairs ``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed
-document, or JSON Lines), with every ``attributes`` list already flat (``{key: value}``)
-and each scope's spans a ``SpanDicts`` (each span's dict built when reached), so the
-reader's own span code runs unchanged.
+stays a ``msgspec.Raw`` until the payload pass (``otlp_lazy``'s ``decoded``; the cheap
+pass decodes the one ``KEY_RAW_KEYS`` names for itself and drops it). The reader keeps a
+span's byte range, not its attributes: its payload pass reads the bytes again from the
+file (``span_dict``, the same decoding), so neither the file's bytes nor the decoded
+attributes stay in memory. ``documents`` gives the same ``(line, object)`` pairs
+``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed document, or JSON
+Lines), with every ``attributes`` list already flat (``{key: value}``) and each scope's
+spans a ``SpanDicts`` (each span's dict built when reached), so the reader's own span
+code runs unchanged.
 
 Whenever the careful path (``jsondoc``) could read the file differently or report
 something, ``Doubt`` is raised (by ``documents``, or while the values are iterated) and
@@ -20,7 +27,7 @@ the reader starts again on it: a BOM; anything msgspec refuses (not JSON, bare `
 an attribute without a string key, a torn last line, a top-level array); a blank line in
 JSON Lines; a line without ``resourceSpans``; an integer beyond 64 bits outside the kept
 payloads; and a count of ``:`` in the text that the decoded Structs, written back, do not
-reach (a duplicate key, whose dropped value takes a colon with it, or a field the Structs
+reach (counted outside the spans by ``_decoded``, inside them as they are decoded; a duplicate key, whose dropped value takes a colon with it, or a field the Structs
 do not name: snake_case or legacy keys such as ``resource_spans`` or
 ``instrumentationLibrarySpans``). ``BadValue`` from an attribute does the same.
 
@@ -32,13 +39,14 @@ from __future__ import annotations
 
 import re
 import sys
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, Union
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
+__all__ = ["AT", "KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents", "span_dict"]
 
 RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value",
                       "gen_ai.retrieval.documents", "gen_ai.input.messages"})
@@ -55,11 +63,12 @@ _STR_HEAD = re.compile(rb'\{\s*"stringValue"\s*:\s*"').match
 _STR_TAIL = re.compile(rb'.*"\s*\}\Z', re.S).match  # from 64 bytes before the end
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
 _CHUNK = 2048
-_SMALL = 1 << 20
 _SHORT = 64
 """Strings this long or shorter (span names, trace ids, short attribute values) are interned: a 1M-span
 file repeats a few of them a million times."""
 _intern = sys.intern
+AT = "\x00at"
+"""The key of a span dict's byte range in the file, ``(offset, length)`` (no OTLP field is named so)."""
 
 
 class Doubt(Exception):
@@ -106,7 +115,7 @@ class Scope(msgspec.Struct):
 
 class ScopeSpans(msgspec.Struct):
     scope: Union[Scope, UnsetType] = UNSET
-    spans: Union[list[Span], UnsetType] = UNSET
+    spans: Union[list[Raw], UnsetType] = UNSET  # decoded a chunk at a time (SpanDicts)
     schemaUrl: Any = UNSET
 
 
@@ -126,6 +135,7 @@ class TracesData(msgspec.Struct):
 
 
 _decode_doc = msgspec.json.Decoder(TracesData).decode
+_decode_span = msgspec.json.Decoder(Span).decode
 _decode_any = msgspec.json.decode
 _encode = msgspec.json.encode
 
@@ -140,6 +150,8 @@ def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tup
     Returns:
         ``(values, several)``: an iterator of ``(line, value)`` (each value built as it
         is reached; raises ``BadValue`` or ``Doubt`` then) and whether the file is JSON Lines.
+        Each span dict also holds, under ``AT``, the span's byte range in ``data``:
+        ``(offset, length)``, the bytes ``span_dict`` reads back as the same dict.
 
     Raises:
         Doubt: the careful path may read the file differently (module docstring).
@@ -167,6 +179,22 @@ def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tup
     return iter([(None if nl >= 0 else 1, flat.value(doc))]), False
 
 
+def span_dict(raw: bytes, anyvalue: Callable[[Any], Any]) -> dict[str, Any]:
+    """One span's bytes (a range ``documents`` gave under ``AT``) as the reader's dict, as ``documents``
+    gave it then (without ``AT``).
+
+    Raises:
+        Doubt, BadValue: ``raw`` is not such a span (the file changed).
+    """
+    try:
+        sp = _decode_span(raw)
+    except msgspec.DecodeError:  # ValidationError too
+        raise Doubt from None
+    if _odd(sp):
+        raise Doubt
+    return _Flat(anyvalue).span(sp)
+
+
 def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesData]]:
     """``(line number, Structs)`` of each JSON Lines line; ``Doubt`` on a blank or refused line."""
     a, i = 0, 1
@@ -184,43 +212,49 @@ def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesD
 
 
 def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
-    """The document ``data[a:b]`` as Structs, its colons counted (module docstring)."""
+    """The document ``data[a:b]`` as Structs, each scope's ``spans`` a triple ``(Raws, offsets, colons)``:
+    the spans' bytes, not decoded yet, where each starts in ``data``, and the count of the colons they hold
+    (``_Colons``, checked as they are decoded: ``SpanDicts``); the colons outside the spans checked here."""
     doc = _decode_doc(mv[a:b])
-    colons = data.count(b":", a, b)
     if doc.resourceSpans is UNSET:
         raise Doubt
-    if b - a < _SMALL:  # a Collector line: written back whole
-        for rs in doc.resourceSpans:
-            for ss in rs.scopeSpans or ():
-                for sp in ss.spans or ():
-                    if _odd(sp):
-                        raise Doubt
-        if _encode(doc).count(b":") != colons:
-            raise Doubt
-        return doc
-    n = 0
+    cursor = a
+    outside = 0  # the colons of data[a:b] outside every span's bytes
     held = []
+    spans = 0
+    find, count, startswith = data.find, data.count, data.startswith
     for rs in doc.resourceSpans:
         if rs.scopeSpans is UNSET:
             continue
         for ss in rs.scopeSpans:
-            spans = ss.spans
-            if spans is UNSET:
+            raws = ss.spans
+            if raws is UNSET:
                 continue
-            held.append((ss, spans))
-            for i in range(0, len(spans), _CHUNK):  # in chunks: no copy of the whole file at once
-                chunk = spans[i:i + _CHUNK]
-                n += _encode(chunk).count(b":")
-                for sp in chunk:
-                    if _odd(sp):
+            at = array("q")
+            for raw in raws:  # in file order: each span found where the last one ended
+                p = find(b"{", cursor, b)
+                if p < 0 or not (p - cursor == 1 and data[cursor] == 44 or _SEP(data, cursor, p)) \
+                        or not startswith(raw, p):  # an array's first span: found by its bytes
+                    p = find(raw, cursor, b)
+                    if p < 0:
                         raise Doubt
+                    outside += count(b":", cursor, p)
+                at.append(p)
+                cursor = p + len(raw)
+            held.append((ss, raws, at))
+            spans += len(raws)
             ss.spans = []
-    n += _encode(doc).count(b":")  # "spans":[] counts the colon the text has
-    for ss, spans in held:
-        ss.spans = spans
-    if n != colons:
+    outside += count(b":", cursor, b)
+    n = _encode(doc).count(b":")  # "spans":[] counts the colon the text has
+    if n != outside:
         raise Doubt
+    colons = _Colons(data.count(b":", a, b) - outside, spans)
+    for ss, raws, at in held:
+        ss.spans = (raws, at, colons)  # type: ignore[assignment]  # (SpanDicts reads them)
     return doc
+
+
+_SEP = re.compile(rb"[\s,]*\Z").match  # between two spans of one array: a comma and white space
 
 
 def _odd(sp: Span) -> bool:
@@ -251,21 +285,48 @@ def _big(v: Any) -> bool:
     return False
 
 
+class _Colons:
+    """The colons the spans of one document hold in the file, and how many of its spans are not decoded yet:
+    the spans' Structs written back must reach the count when the last is decoded (module docstring)."""
+
+    __slots__ = ("left", "spans")
+
+    def __init__(self, left: int, spans: int) -> None:
+        self.left, self.spans = left, spans
+
+
 class SpanDicts:
-    """A scope's spans as the reader's dicts, each built when reached; its Struct dropped then
-    (the Structs and the dicts of a whole document never exist at once)."""
+    """A scope's spans as the reader's dicts, each built when reached: decoded from their bytes a chunk at
+    a time (the Structs of a whole document never exist at once), their colons counted then (``_Colons``);
+    each dict holds its span's byte range under ``AT``."""
 
-    __slots__ = ("make", "structs")
+    __slots__ = ("at", "colons", "make", "raws")
 
-    def __init__(self, structs: list[Span], make: Callable[[Span], dict[str, Any]]) -> None:
-        self.structs, self.make = structs, make
+    def __init__(self, raws: list[Raw], at: array, colons: _Colons, make: Callable[[Span], dict[str, Any]]) -> None:
+        self.raws, self.at, self.colons, self.make = raws, at, colons, make
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        structs, make = self.structs, self.make
-        self.structs = []
-        for i, sp in enumerate(structs):
-            structs[i] = None  # type: ignore[call-overload]
-            yield make(sp)
+        raws, at, colons, make = self.raws, self.at, self.colons, self.make
+        self.raws = []
+        decode = _decode_span
+        for i in range(0, len(raws), _CHUNK):
+            chunk = raws[i:i + _CHUNK]
+            raws[i:i + _CHUNK] = [None] * len(chunk)  # type: ignore[list-item]
+            try:
+                structs = [decode(r) for r in chunk]
+            except msgspec.ValidationError:  # a value of the wrong type
+                raise Doubt from None
+            colons.left -= _encode(structs).count(b":")
+            colons.spans -= len(chunk)
+            if colons.left < 0 or not colons.spans and colons.left:
+                raise Doubt
+            for j, sp in enumerate(structs):
+                if _odd(sp):
+                    raise Doubt
+                structs[j] = None  # type: ignore[call-overload]
+                d = make(sp)
+                d[AT] = (at[i + j], len(chunk[j]))
+                yield d
 
 
 class _Flat:
@@ -292,7 +353,8 @@ class _Flat:
                     if ss.scope is not UNSET:
                         s["scope"] = {"name": ss.scope.name} if ss.scope.name is not UNSET else {}
                     if ss.spans is not UNSET:
-                        s["spans"] = SpanDicts(ss.spans, self.span)
+                        raws, at, colons = ss.spans  # type: ignore[misc]  # (_decoded's)
+                        s["spans"] = SpanDicts(raws, at, colons, self.span)
                     sss.append(s)
                 d["scopeSpans"] = sss
             out.append(d)

@@ -3,11 +3,14 @@
 The OTLP reader (``otlp``) maps each span's attributes to tracetui fields. For a file
 of ``LAZY_MIN_BYTES`` or more it runs only the *cheap pass* while reading
 (``otel_attrs.key_fields_from_attributes``: kind, error type, the fields a span key
-reads: a tool's name and arguments, an llm's model, a retrieval's index and query)
-and keeps the span's decoded attributes and events; the *payload pass*
-(``payload_pass``: messages, arguments, results, outputs, the leftover attributes)
-runs on the first read of the span's ``data`` or ``attributes`` (``LazySpan``, whose
-source is an ``OtlpPayloads``). The span carries, besides:
+reads: a tool's name and arguments, an llm's model, a retrieval's index and query);
+the *payload pass* (``payload_pass``: messages, arguments, results, outputs, the
+leftover attributes) runs on the first read of the span's ``data`` or ``attributes``
+(``LazySpan``, whose source is an ``OtlpPayloads``). Until then the span keeps its byte
+range in the file (``otlp_fast.AT``; ``OtlpPayloads.load_range`` reads the bytes again
+with ``os.pread`` on a descriptor kept open, ``kept_file``, decodes them as the read
+did, and checks they are still the span's: its id and payload signature), or, read
+on the careful path (no ranges), its decoded attributes and events. The span carries, besides:
 
 - a payload signature (``signature``): a hash of the JSON bytes of the span's name,
   error status, events (names and attributes) and attributes but the ones the
@@ -23,15 +26,19 @@ small files (at read time) and big ones (on first use) alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import io
+import os
+import stat
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 from msgspec import Raw
 
+from tracetui.core.errors import ReadError, SourceChanged
 from tracetui.core.model import Span, SpanKind, Status
-from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.lazyspan import LazySpan, PayloadFile
 from tracetui.core.readers.otlp_fast import KEY_RAW_KEYS, decoded
 from tracetui.core.readers.otel_attrs import (
     VOLATILE_ONLY_ATTRIBUTES,
@@ -39,7 +46,7 @@ from tracetui.core.readers.otel_attrs import (
     span_fields_from_attributes,
 )
 
-__all__ = ["LAZY_MIN_BYTES", "MESSAGE_EVENTS", "OtlpPayloads", "payload_pass", "signature"]
+__all__ = ["LAZY_MIN_BYTES", "MESSAGE_EVENTS", "InMemory", "OtlpPayloads", "kept_file", "payload_pass", "signature"]
 
 LAZY_MIN_BYTES = 4 << 20
 """Files this big or bigger get ``LazySpan``s (the size of tracetui/1's index loader)."""
@@ -51,6 +58,9 @@ MESSAGE_EVENTS = frozenset({
 
 Extras = tuple[Any, Any, Any, Any, Any]
 """``(otel span kind, status message, service.name, scope name, flags)``, as the reader found them."""
+Reread = Callable[[bytes, str, Any, Any], "tuple[str | None, str, dict[str, Any], list[dict[str, Any]], bool, Extras] | None"]
+"""``(span bytes, path, service.name, scope name)`` -> ``(span id, name, attributes, events, status is error,
+extras)`` as the reader read them from those bytes, or None when they are not a span (``readers.otlp``)."""
 
 
 def payload_pass(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], status_error: bool,
@@ -107,20 +117,33 @@ def _raw(v: Any) -> Any:
 
 _new = object.__new__
 _NO_PART: Mapping[str, Any] = MappingProxyType({})
+_LLM = SpanKind.LLM
 
 
 class OtlpPayloads:
-    """The source of one file's ``LazySpan``s: each span's decoded attributes and events until read."""
+    """The source of one file's ``LazySpan``s: what each span's payload pass needs, until it runs.
 
-    __slots__ = ("pending", "__weakref__")
+    With ``file`` (the read's bytes located: ``otlp_fast.documents``), a span given its byte range
+    (``at``) keeps only that: its payload pass reads the span's bytes again from ``file`` and decodes
+    them (``reread``) as the read did. Without, or for a span without a range (the careful path), the
+    span's decoded attributes and events are kept until then.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("file", "last", "parts", "pending", "reread", "scopes", "__weakref__")
+
+    def __init__(self, file: Any = None, reread: Reread | None = None) -> None:
         self.pending: list[tuple[str, dict[str, Any], list[dict[str, Any]], bool, Extras] | None] = []
+        self.file, self.reread = file, reread  # file: .path, .read(offset, length) -> bytes
+        self.scopes: dict[Any, _Ranges] = {}
+        self.parts: dict[str, Mapping[str, Any]] = {}  # an llm's key fields by model (never changed)
+        self.last: tuple[Extras, _Ranges] | None = None
 
     def span(self, sid: str, parent: str | None, name: str, start: int | None, end: int | None, status: Status,
              attrs: dict[str, Any], events: list[dict[str, Any]], extras: Extras, tid: str | None,
-             line: int | None) -> LazySpan:
-        """A ``LazySpan`` with the cheap pass's fields; the payload pass waits for the first read."""
+             line: int | None, at: tuple[int, int] | None = None) -> LazySpan:
+        """A ``LazySpan`` with the cheap pass's fields; the payload pass waits for the first read.
+
+        ``at``: the span's ``(offset, length)`` in the file (``otlp_fast.AT``), or None."""
         err = status is Status.ERROR
         seen = attrs
         for k in KEY_RAW_KEYS:  # a payload otlp_fast kept as bytes that the cheap pass reads: decoded for it
@@ -128,16 +151,38 @@ class OtlpPayloads:
             if type(v) is Raw:
                 seen = {**seen, k: decoded(v)}
         kind, error_type, fields, miss = key_fields_from_attributes(name, seen, events, status_error=err)
-        part = fields or _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
+        if not fields:
+            part = _NO_PART  # the many spans whose key reads no field (agents...): one mapping for all
+        elif kind is _LLM and len(fields) == 1 and type(fields.get("model")) is str:
+            part = self.parts.setdefault(fields["model"], fields)  # one mapping for the llm spans of a model
+        else:
+            part = fields
         s = _new(LazySpan)
         s.span_id, s.parent_id, s.seq, s.kind, s.name = sid, parent, -1, kind, name or kind.value
         s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id, s.line = start, end, status, error_type, tid, line
-        s._src, s._off, s._len = self, len(self.pending), 0
         s._key = s._part = None
         s.data = s.attributes = None  # type: ignore[assignment]  # read on first use
         s._part, s._sig, s._miss = part, signature(name, attrs, events, err), miss
-        self.pending.append((name, attrs, events, err, extras))
+        if at is not None and self.file is not None:  # kept: the byte range only
+            src = self.last
+            if src is None or src[0] is not extras:  # (extras: one tuple for the many spans alike)
+                src = self.last = (extras, self._ranges(extras))
+            s._src, s._off, s._len = src[1], at[0], at[1]
+        else:
+            s._src, s._off, s._len = self, len(self.pending), 0
+            self.pending.append((name, attrs, events, err, extras))
         return s
+
+    def _ranges(self, extras: Extras) -> _Ranges:
+        """The source of the spans of one scope (its service and scope name, which the span's bytes lack)."""
+        key = (extras[2], extras[3])
+        try:
+            got = self.scopes.get(key)
+        except TypeError:  # a service.name that is a list or an object
+            return _Ranges(self, *key)
+        if got is None:
+            got = self.scopes[key] = _Ranges(self, *key)
+        return got
 
     def load(self, span: Span) -> dict[str, Any]:
         """The payload pass of ``span`` (a ``LazySpan`` of this source): sets its ``attributes``, returns
@@ -147,9 +192,74 @@ class OtlpPayloads:
         if got is None:
             raise RuntimeError(f"span {span.span_id}: payload pass run twice")
         self.pending[i] = None
-        name, attrs, events, err, extras = got
-        if any(type(v) is Raw for v in attrs.values()):  # payloads otlp_fast kept as bytes
-            attrs = {k: decoded(v) if type(v) is Raw else v for k, v in attrs.items()}
-        _kind, data, left, _error_type = payload_pass(name, attrs, events, err, extras)
-        span.attributes = left
-        return data
+        return _mapped(span, *got)
+
+    def load_range(self, span: Span, service: Any, scope_name: Any) -> dict[str, Any]:
+        """``load`` of a span kept as its byte range: read again and checked (the same span id and payload
+        signature), then mapped.
+
+        Raises:
+            SourceChanged: the bytes there are no longer this span's (the file was rewritten in place).
+            ReadError: the file cannot be read.
+        """
+        f = self.file
+        try:
+            raw = f.read(span._off, span._len)  # type: ignore[attr-defined]
+        except OSError as exc:
+            raise ReadError(f.path, f"cannot be read again: {exc.strerror or exc}") from None
+        got = self.reread(raw, f.path, service, scope_name) \
+            if self.reread is not None and len(raw) == span._len else None  # type: ignore[attr-defined]
+        sig = span._sig  # type: ignore[attr-defined]
+        if got is None or got[0] != span.span_id or sig is not None and signature(*got[1:5]) != sig:
+            raise SourceChanged(f.path, f"the file changed since it was read (span {span.span_id}'s bytes are "
+                                "not the same); open the pair again", line=span.line)
+        return _mapped(span, *got[1:])
+
+
+class _Ranges:
+    """The ``LazySpan`` source of the spans of one scope kept as byte ranges (``OtlpPayloads.load_range``)."""
+
+    __slots__ = ("payloads", "scope_name", "service")
+
+    def __init__(self, payloads: OtlpPayloads, service: Any, scope_name: Any) -> None:
+        self.payloads, self.service, self.scope_name = payloads, service, scope_name
+
+    def load(self, span: Span) -> dict[str, Any]:
+        return self.payloads.load_range(span, self.service, self.scope_name)
+
+
+def _mapped(span: Span, name: str, attrs: dict[str, Any], events: list[dict[str, Any]], err: bool,
+            extras: Extras) -> dict[str, Any]:
+    """The payload pass of ``span``: sets its ``attributes``, returns its ``data``."""
+    if any(type(v) is Raw for v in attrs.values()):  # payloads otlp_fast kept as bytes
+        attrs = {k: decoded(v) if type(v) is Raw else v for k, v in attrs.items()}
+    _kind, data, left, _error_type = payload_pass(name, attrs, events, err, extras)
+    span.attributes = left
+    return data
+
+
+def kept_file(path: str, data: bytes, fh: BinaryIO | None) -> PayloadFile | InMemory:
+    """The ``file`` of an ``OtlpPayloads`` for ``data``, the bytes of ``path`` read through ``fh``: a
+    ``PayloadFile`` on a new descriptor of ``fh`` when it is a regular file (the spans' bytes are read
+    again with ``os.pread``: a file replaced by rename still gives its old bytes; no ``mmap``, which kills
+    the process with SIGBUS when the file is truncated); else ``data`` itself, kept (``InMemory``)."""
+    try:
+        if fh is not None and stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return PayloadFile(path, os.dup(fh.fileno()))
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):  # not a real file (BytesIO)
+        pass
+    return InMemory(path, data)
+
+
+class InMemory:
+    """A file's bytes as the ``file`` of ``OtlpPayloads``, when the file cannot be read again (a pipe, or
+    ``OtlpJsonReader.read`` given bytes): kept whole."""
+
+    __slots__ = ("data", "path")
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path, self.data = path, data
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset``."""
+        return self.data[offset:offset + length]
