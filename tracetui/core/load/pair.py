@@ -18,6 +18,7 @@ from tracetui.core import readers
 from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.load import early as early_look
 from tracetui.core.load import native_index as ni
+from tracetui.core.load import otlp_early
 from tracetui.core.model import Trace
 from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.base import ReaderOutput
@@ -108,14 +109,21 @@ def read_pair(
                 early(found)  # type: ignore[misc]
             elif progress is not None:
                 progress(0.0)  # a read stopped during the early look (its tick raised) stops here
+        held = early_mod if type(early_mod) is otlp_early.OtlpPair else None  # the files' bytes it read
         if osrc is None:
-            first = readers.read_trace(original, format=original_format, trace_id=trace_id)
+            first = held.read_whole(0) if held is not None else None
+            if first is None:
+                first = readers.read_trace(original, format=original_format, trace_id=trace_id)
         else:
             got = _indexed(lambda src: ni.parse_indexed(src, known, progress), osrc)
             first = readers.pick_run(ni.NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
         side = "replay"
         if rsrc is None:
-            return first, readers.read_replay(replay, format=replay_format, trace_id=trace_id, replay_trace_id=replay_trace_id)
+            second = held.read_whole(1) if held is not None else None
+            if second is None:
+                second = readers.read_replay(replay, format=replay_format, trace_id=trace_id,
+                                             replay_trace_id=replay_trace_id)
+            return first, second
         if rrun is not None and replay_trace_id is not None and rrun.lower() != replay_trace_id.lower():
             raise ReadError(pr, f"two runs asked for: #{rrun} and --trace-id {replay_trace_id}")
         out = child.result() if child is not None else None
@@ -208,10 +216,13 @@ def _open_pair(original: str, replay: str, original_format: str | None, replay_f
     pr, rrun = split_run_ref(replay)
     osrc = ni.indexable(po, original_format, least)
     rsrc = ni.indexable(pr, replay_format, least)
-    early_mod = child = None
-    if early and osrc is not None and rsrc is not None and orun is None and rrun is None \
-            and trace_id is None and replay_trace_id is None:
-        early_mod = early_look
+    early_mod: Any = None
+    child = None
+    if early and orun is None and rrun is None and trace_id is None and replay_trace_id is None:
+        if osrc is not None and rsrc is not None:
+            early_mod = early_look
+        elif osrc is None and rsrc is None:  # two big OTLP/JSON files: their own early look
+            early_mod = otlp_early.otlp_pair(po, pr, original_format, replay_format)
     if osrc is not None and rsrc is not None and processes and ni.can_fork():
         if early_mod is not None:
             child = early_mod.start_stream(osrc, rsrc)

@@ -38,6 +38,8 @@ import binascii
 import math
 from typing import Any, cast
 
+from msgspec import UNSET
+
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
@@ -575,3 +577,55 @@ def _describe(obj: Any) -> str:
     if isinstance(obj, list):
         return f"a list of {len(obj)} items"
     return f"a JSON {type(obj).__name__}"
+
+
+class SpanByStruct:
+    """The reader's own steps for one span at a time, for a first look at a big file (``core.load.otlp_early``):
+    the scopes of ``otlp_fast.quick_documents``' values as ``_record`` walks them, a span's head (ids, trace id,
+    start) as ``_span`` reads it, and the ``LazySpan`` ``read`` makes of it (``_span`` itself, on the span dict
+    ``otlp_fast`` makes of its Struct). Anything the read would report gives None: the caller gives up."""
+
+    def __init__(self, path: str) -> None:
+        self._reading = _Reading(path, lazy=True)
+
+    @staticmethod
+    def scopes(values: Any) -> Any:
+        """``(line, service name, scope name, SpanDicts)`` of each scope, in file order."""
+        for line, doc in values:
+            for rs in doc["resourceSpans"]:
+                resource = rs.get("resource")
+                service = resource.get("attributes", {}).get("service.name") if resource else None
+                for ss in rs.get("scopeSpans") or ():
+                    scope = ss.get("scope")
+                    spans = ss.get("spans")
+                    if spans is not None:
+                        yield line, service, scope.get("name") if scope else None, spans
+
+    @staticmethod
+    def head(sp: Any) -> tuple[str, str | None, str, int] | None:
+        """``(span id, parent id, trace id, start ns)`` of a ``otlp_fast.Span`` as ``_span`` reads them; None
+        when the read reports something about them or a value is missing (no trace id, no start)."""
+        def get(v: Any) -> Any:
+            return None if v is UNSET else v
+
+        sid, p1 = normalize_id(get(sp.spanId), 8)
+        tid, p2 = normalize_id(get(sp.traceId), 16)
+        parent, p3 = normalize_id(get(sp.parentSpanId), 8)
+        start, how = _ns(get(sp.startTimeUnixNano))
+        if sid is None or tid is None or start is None or p1 or p2 or p3 or how == _BAD:
+            return None
+        if parent is not None and not parent.strip("0"):
+            parent = None
+        return sid, parent, tid, start
+
+    def span(self, d: dict[str, Any], line: int | None, service: Any, scope_name: Any) -> Span | None:
+        """The ``LazySpan`` the read makes of span dict ``d`` (``SpanDicts.make``), ``seq`` not set yet; None
+        when the read reports an issue about it."""
+        r = self._reading
+        n = len(r.issues)
+        r.runs.clear()
+        r._span(d, "$", 0, line, service, scope_name)
+        if len(r.issues) != n or len(r.runs) != 1:
+            return None
+        (run,) = r.runs.values()
+        return run.spans[0] if len(run.spans) == 1 else None

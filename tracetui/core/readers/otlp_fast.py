@@ -38,7 +38,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents"]
+__all__ = ["KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents", "quick_documents"]
 
 RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value",
                       "gen_ai.retrieval.documents", "gen_ai.input.messages"})
@@ -363,3 +363,51 @@ class _Flat:
 def decoded(raw: Raw) -> str:
     """A kept payload's string (a ``{"stringValue": ...}`` AnyValue, checked when kept)."""
     return _decode_any(raw)["stringValue"]  # type: ignore[no-any-return]
+
+
+def quick_documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[list[tuple[int | None, Any]], bool]:
+    """``documents`` without its exactness checks: the values as ``documents`` gives them (attributes flat,
+    each scope's spans a ``SpanDicts`` whose ``structs`` are the decoded ``Span`` Structs), all decoded at
+    once. For a first look at a big file (``core.load.otlp_early``) whose whole read (``documents``, checked)
+    follows and decides; what it skips is what that read may find.
+
+    Raises:
+        Doubt: a BOM, a blank line in JSON Lines, a document msgspec refuses or without ``resourceSpans``.
+        BadValue: from ``anyvalue`` (a resource attribute it refuses).
+    """
+    if data[:3] == _BOM:
+        raise Doubt
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    mv = memoryview(data)
+    nl = data.find(b"\n", 0, end)
+    several = nl >= 0
+    if several:  # jsondoc's rule, as documents decides it
+        try:
+            _decode_any(mv[:nl])
+        except msgspec.DecodeError:
+            several = False
+    spans: list[tuple[int | None, TracesData]] = []
+    try:
+        if several:
+            a, i = 0, 1
+            while a <= end:
+                b = data.find(b"\n", a, end)
+                b = end if b < 0 else b
+                stop = b - 1 if b > a and data[b - 1] == 13 else b
+                if stop - a < 64 and not data[a:stop].strip():
+                    raise Doubt
+                spans.append((i, _decode_doc(mv[a:stop])))
+                a, i = b + 1, i + 1
+        else:
+            spans.append((None if nl >= 0 else 1, _decode_doc(mv[:end])))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise Doubt from None
+    flat = _Flat(anyvalue)
+    out = []
+    for line, doc in spans:
+        if doc.resourceSpans is UNSET:
+            raise Doubt
+        out.append((line, flat.value(doc)))
+    return out, several

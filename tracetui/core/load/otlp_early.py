@@ -1,0 +1,301 @@
+"""The first divergence of a pair of big OTLP/JSON files, found before either file is read whole (issue 22).
+
+``core.load.early`` walks the alignment of two tracetui/1 files over a structure scan and spans parsed on
+first use. An OTLP/JSON file has no fixed line head to scan, but msgspec decodes a whole file into typed
+Structs in a fraction of the read (``readers.otlp_fast``: ~0.5 s for 450 MB): the cost of the read is the
+per-span Python work that follows (ids, times, the cheap pass of the attribute mapping, the payload
+signature, ~30 µs a span). So, for each file of ``otlp_lazy.LAZY_MIN_BYTES`` or more (one document, one
+line or pretty-printed, or Collector JSON Lines):
+
+1. **Decode** it with msgspec into the reader's Structs, without the exactness checks
+   (``otlp_fast.quick_documents``: the whole read that follows makes them and decides);
+2. **the structure**, from the Structs' span ids, parent ids, trace ids and start times alone, in the
+   order the read ends with (``readers.tree.finish_spans``: ``seq`` from ``(start_ns, file order)``,
+   spans starting at the same instant ordered by ``ties.order_ties`` on their spans, parents first);
+3. **spans on first use**: span ``i``'s Struct made into the ``LazySpan`` the read makes of it, by the
+   reader's own per-span code (``otlp.SpanByStruct.span``), its ``seq`` set as ``finish_spans`` sets it;
+4. **the walk** (``early.walk``, the one ``core.early`` runs): each row compared as ``diff_traces``
+   compares it, the first divergence event found in execution order, ``context`` rows past it.
+
+It gives up (None: the caller waits for the whole diff) whenever the order or the spans could depend on
+more than it computed: a file the decoder refuses, more than one trace id (run), a span whose ids or start
+the read would report (or none), a duplicate span id, a parent not in the file, a child starting before
+its parent (the read reorders by its skew fix), spans tied at one start beyond ``max_share`` of the file,
+a walked span the read reports, a tool span with string arguments (the read may name them from other
+spans: ``bare_args``), more than ``max_share`` of either file's spans walked, or any error. A span the
+walk never made is checked by the whole read only; if the whole diff then does not begin with the early
+rows (``early.agrees``) the TUI lays the rows out again and says so.
+
+The bytes read here are the ones the whole read parses (``read_whole``): each file is read once.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from collections import Counter
+from typing import Any, Callable
+
+from msgspec import UNSET
+
+from tracetui.core import readers
+from tracetui.core.load.early import EARLY_CONTEXT, EARLY_MAX_SHARE, EarlyTraceDiff, walk
+from tracetui.core.load.structure import GiveUp, Structure
+from tracetui.core.model import Span, SpanKind, Trace
+from tracetui.core.readers.gc_paused import promote_young_objects
+from tracetui.core.readers.limits import read_rest
+from tracetui.core.readers.otlp import OtlpJsonReader, SpanByStruct, anyvalue
+from tracetui.core.readers.otlp_fast import quick_documents
+from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES
+from tracetui.core.readers.ties import order_ties
+
+__all__ = ["OTLP", "OtlpPair", "early_side", "otlp_pair"]
+
+OTLP = OtlpJsonReader.name
+
+
+class _Source:
+    """What ``early.walk`` reads of a side's source: the path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+class OtlpSpans(dict):  # type: ignore[type-arg]
+    """A file's spans by index in ``seq`` order (``int -> LazySpan``), each made on first use from its Struct
+    by the reader's own code (``SpanByStruct.span``), checked against the structure (same ids and start).
+    ``len`` is the number made; ``asked`` (set by ``early.walk``) counts against ``limit``."""
+
+    def __init__(self, path: str, maker: SpanByStruct, structs: list[Any], where: list[Any], order: list[int],
+                 heads: list[tuple[str, str | None, int]], limit: int) -> None:
+        super().__init__()
+        self.src = _Source(path)
+        self.maker, self.structs, self.where, self.order, self.heads = maker, structs, where, order, heads
+        self.limit = limit
+        self.asked: Any = self
+        self.made: dict[int, Span] = {}  # by file index (the tie order needs spans before seq is known)
+
+    def by_file_index(self, i: int) -> Span:
+        span = self.made.get(i)
+        if span is None:
+            line, service, scope, make = self.where[i]
+            span = self.maker.span(make(self.structs[i]), line, service, scope)
+            if span is None or (span.span_id, span.parent_id, span.start_ns) != self.heads[i]:
+                raise GiveUp("a span the read reports, or read otherwise than its head")
+            if span.kind is SpanKind.TOOL:
+                part = span._part  # type: ignore[attr-defined]
+                if type((span.data if part is None else part).get("arguments")) is str:
+                    raise GiveUp("a tool's arguments as a string: the read may name them (bare_args)")
+            self.made[i] = span
+        return span
+
+    def __missing__(self, k: int) -> Span:
+        if type(k) is not int or not 0 <= k < len(self.order):
+            raise IndexError(k)
+        if len(self.asked) >= self.limit:
+            raise GiveUp("too many spans read")
+        span = self.by_file_index(self.order[k])
+        span.seq = k  # as finish_spans numbers them (fresh from the reader, not shared)
+        self[k] = span
+        return span
+
+
+def early_side(path: str, data: bytes, max_share: float = EARLY_MAX_SHARE,
+         tick: Callable[[], object] | None = None) -> tuple[Structure, OtlpSpans]:
+    """One file's structure and its spans on first use (module docstring, steps 1-3).
+
+    Raises:
+        GiveUp: the file is not one run whose order this can prove (module docstring); ``Doubt``, ``BadValue``
+            and other errors of the decoder pass through.
+    """
+    values, _several = quick_documents(data, anyvalue)
+    maker = SpanByStruct(path)
+    structs: list[Any] = []
+    where: list[Any] = []
+    for line, service, scope, spans in maker.scopes(values):
+        got = spans.structs
+        structs.extend(got)
+        where.extend([(line, service, scope, spans.make)] * len(got))
+    del values
+    if tick is not None:
+        tick()
+    n = len(structs)
+    if not n:
+        raise GiveUp("no spans")
+    heads = _heads(structs, maker)
+    sids = [h[0] for h in heads]
+    starts = [h[2] for h in heads]
+    order = sorted(range(n), key=starts.__getitem__)  # stable: file order among equal starts
+    limit = max(64, int(n * max_share))
+    spans_ = OtlpSpans(path, maker, structs, where, order, [(h[0], h[1], h[2]) for h in heads], limit)
+    if len(set(starts)) != n:
+        order = _tied(order, starts, spans_, limit)
+        spans_.order = order
+    pos = {sids[i]: k for k, i in enumerate(order)}
+    if len(pos) != n:
+        raise GiveUp("a duplicate span id")
+    parents: list[int] = []
+    for k, i in enumerate(order):
+        p = heads[i][1]
+        if p is None:
+            parents.append(-1)
+            continue
+        q = pos.get(p, n)
+        if q >= k:
+            raise GiveUp("a parent not in the file, or not earlier (the read fixes the order)")
+        parents.append(q)
+    return Structure(header={}, trace_id=heads[0][3], parents=parents), spans_
+
+
+def _heads(structs: list[Any], maker: SpanByStruct) -> list[tuple[str, str | None, int, str]]:
+    """``(span id, parent id, start ns, trace id)`` of each Struct as the read takes them; one trace id.
+
+    The usual file (ids already 16/32 lowercase hex digits, starts integers or their decimal strings) in a
+    few C-level passes, where ``otlp.normalize_id`` would give each id back unchanged and ``int`` is what
+    the read's time parse does; any other file span by span through ``SpanByStruct.head``."""
+    fast = _fast_heads(structs, maker)
+    if fast is not None:
+        return fast
+    head = maker.head
+    out = []
+    tid = None
+    for sp in structs:
+        h = head(sp)
+        if h is None:
+            raise GiveUp("a span id, parent id, trace id or start the read would report")
+        sid, parent, t, start = h
+        if t != tid:
+            if tid is not None:
+                raise GiveUp("more than one trace id (run)")
+            tid = t
+        out.append((sid, parent, start, t))
+    return out
+
+
+_LOW_HEX = re.compile("[0-9a-f]*").fullmatch
+_NO_PARENT = ("", "0" * 16, UNSET)
+_U64 = (1 << 64) - 1
+
+
+def _fast_heads(structs: list[Any], maker: SpanByStruct) -> list[tuple[str, str | None, int, str]] | None:
+    n = len(structs)
+    tids = {sp.traceId for sp in structs}
+    if len(tids) != 1:
+        return None
+    h = maker.head(structs[0])
+    if h is None or h[2] != next(iter(tids)):
+        return None
+    tid = h[2]
+    sids = [sp.spanId for sp in structs]
+    if set(map(type, sids)) != {str} or set(map(len, sids)) != {16} or not _LOW_HEX("".join(sids)):
+        return None
+    parents = [None if p in _NO_PARENT else p for p in (sp.parentSpanId for sp in structs)]
+    named = [p for p in parents if p is not None]
+    if named and (set(map(type, named)) != {str} or set(map(len, named)) != {16} or not _LOW_HEX("".join(named))):
+        return None
+    raw = [sp.startTimeUnixNano for sp in structs]
+    if not set(map(type, raw)) <= {str, int}:
+        return None
+    try:
+        starts = list(map(int, raw))
+    except ValueError:
+        return None
+    if min(starts) <= 0 or max(starts) > _U64:
+        return None
+    return list(zip(sids, parents, starts, [tid] * n))
+
+
+def _tied(order: list[int], starts: list[int], spans: OtlpSpans, limit: int) -> list[int]:
+    """``order`` with each group of spans starting at one instant ordered as ``finish_spans`` orders it
+    (``ties.order_ties`` on their spans, made by the reader's code)."""
+    count = Counter(starts)
+    tied = [i for i in order if count[starts[i]] > 1]
+    if len(tied) > limit:
+        raise GiveUp("too many spans start at the same instant as another")
+    made = [spans.by_file_index(i) for i in tied]
+    index = {id(s): i for s, i in zip(made, tied)}
+    again = iter([index[id(s)] for s in order_ties(made, spans.src.path, [])])
+    return [next(again) if count[starts[i]] > 1 else i for i in order]
+
+
+def otlp_pair(original: str, replay: str, original_format: str | None = None,
+              replay_format: str | None = None) -> OtlpPair | None:
+    """An ``OtlpPair`` when both files are OTLP/JSON (as named, or as ``readers.sniff_format`` finds them)
+    of ``OtlpJsonReader.lazy_min_bytes`` or more; else None. Never raises."""
+    least = OtlpJsonReader.lazy_min_bytes
+    for path, fmt in ((original, original_format), (replay, replay_format)):
+        if fmt is not None and fmt != OTLP:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                if not os.path.isfile(path) or os.fstat(fh.fileno()).st_size < max(least, 1):
+                    return None
+                if fmt is None and readers.sniff_format(fh.read(readers.SNIFF_BYTES)) != OTLP:
+                    return None
+        except OSError:
+            return None
+    return OtlpPair(original, replay)
+
+
+class OtlpPair:
+    """A pair of big OTLP/JSON files in ``load.read_pair``: the early look (``early_diff``), then the whole
+    read of each file from the bytes the look read (``read_whole``), so each file is read from disk once."""
+
+    def __init__(self, original: str, replay: str) -> None:
+        self.paths = (original, replay)
+        self.data: list[bytes | None] = [None, None]
+
+    def early_diff(self, _osrc: Any = None, _rsrc: Any = None, *, stream: Any = None, known: Any = None,
+                   tick: Callable[[], object] | None = None, context: int = EARLY_CONTEXT,
+                   max_share: float = EARLY_MAX_SHARE) -> EarlyTraceDiff | None:
+        """The first rows of the pair's diff, up to ``context`` rows past the first divergence (as
+        ``early.early_diff``; the first four arguments are its, unused here).
+
+        Returns:
+            An ``EarlyTraceDiff`` whose rows and first divergence are those of ``diff_traces`` of the whole
+            pair, or None (module docstring: when it gives up; ``tick`` raising ends it too). Never raises.
+        """
+        was = gc.isenabled()
+        gc.disable()  # as the readers: no cycles, and collections over the Structs would dominate
+        try:
+            self.data = [_read_bytes(p) for p in self.paths]
+            fo, so = early_side(self.paths[0], self.data[0], max_share, tick)  # type: ignore[arg-type]
+            fr, sr = early_side(self.paths[1], self.data[1], max_share, tick)  # type: ignore[arg-type]
+            return walk(fo, fr, so, sr, context, tick, fmt=OTLP)  # type: ignore[arg-type]
+        except (GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
+            return None
+        finally:
+            if was:
+                gc.enable()
+
+    def read_whole(self, which: int) -> Trace | None:
+        """``readers.read_trace`` of the original (``which`` 0) or ``read_replay`` of the replay (1), no run
+        asked for, on the bytes the early look read (dropped here); None when it read none.
+
+        Raises:
+            ReadError: as ``read_trace``.
+        """
+        data, self.data[which] = self.data[which], None
+        if data is None:
+            return None
+        reader = OtlpJsonReader()
+        path = self.paths[which]
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            out = reader.read(path, data)
+        finally:
+            promote_young_objects()
+            if gc_was:
+                gc.enable()
+        del data
+        return readers.pick_run(reader, out, path, None)  # type: ignore[arg-type]
+
+
+def _read_bytes(path: str) -> bytes:
+    """The file's bytes as ``read_trace`` reads them (``limits.read_rest``: its budget)."""
+    with open(path, "rb") as fh:
+        return read_rest(fh, path, b"")
