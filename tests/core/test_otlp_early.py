@@ -216,17 +216,20 @@ def test_spans_starting_at_one_instant_are_ordered_as_the_read_orders_them(tmp_p
 
 
 def test_many_spans_at_one_instant_count_against_the_share(tmp_path: Path) -> None:
-    """Ordering tied spans makes each of them: past the share allowed, no early answer."""
+    """Ordering tied spans makes each of them: more than the share allowed, no early answer, even when the
+    walk itself stops before them (a first divergence under the first sub-agent, ties under the second)."""
     def run(base: int, changed: bool) -> list[dict[str, Any]]:
-        spans = _run(base, 80, changed=70 if changed else None)
-        for sp in spans:
-            sp["startTimeUnixNano"] = str(T0)
-        return spans
+        first = _run(base + 1, 10, changed=2 if changed else None, start=1)
+        second = _run(base + 0x400, 150, start=20)
+        for sp in second[1:]:
+            sp["startTimeUnixNano"] = str(T0 + 21 * 1000)
+        first[0]["parentSpanId"] = second[0]["parentSpanId"] = f"{base:016x}"
+        return [_agent(base, None, 0, "main"), *first, *second]
 
     o = _write(tmp_path / "o.json", run(0x100, False))
     r = _write(tmp_path / "r.json", run(0x900, True))
-    _starts_the_whole(o, r)
-    assert _early(o, r, max_share=0.5) is None
+    _starts_the_whole(o, r, context=5, max_share=1.0)
+    assert _early(o, r, context=5, max_share=0.5) is None
 
 
 def _give_up_case(case: str, base: int) -> list[dict[str, Any]]:
