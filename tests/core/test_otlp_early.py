@@ -40,11 +40,18 @@ def small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 0)
 
 
-def _early(original: Path | str, replay: Path | str, **kw: Any) -> EarlyTraceDiff | None:
+def _early(original: Path | str, replay: Path | str, *, child: bool = False, **kw: Any) -> EarlyTraceDiff | None:
+    """The early look; with ``child``, the replay's side made in a child process (``OtlpPair.start``)."""
     pair = otlp_early.otlp_pair(str(original), str(replay))
     assert pair is not None
     kw.setdefault("max_share", 1.0)
-    return pair.early_diff(**kw)
+    if child:
+        pair.start(kw["max_share"])
+        assert pair.child is not None
+    try:
+        return pair.early_diff(**kw)
+    finally:
+        assert pair.child is None  # stopped and reaped by early_diff
 
 
 def _whole(original: Path | str, replay: Path | str) -> TraceDiff:
@@ -110,14 +117,15 @@ def _relaid(path: Path, form: str) -> Path:
     return out
 
 
+@pytest.mark.parametrize("child", [False, True], ids=["here", "child"])
 @pytest.mark.parametrize("form", ["document", "pretty", "jsonl"])
 @pytest.mark.parametrize(("n", "edits", "seed"), [(1200, 10, 3), (1200, 1, 5), (800, 30, 11)])
 def test_early_rows_are_the_first_rows_of_the_whole_diff(gen_dir: Path, n: int, edits: int, seed: int,
-                                                          form: str) -> None:
+                                                          form: str, child: bool) -> None:
     orig, rep = _generated(gen_dir, n, edits, seed)
     if form != "document":
         orig, rep = _relaid(orig, form), _relaid(rep, form)
-    got = _early(orig, rep)
+    got = _early(orig, rep, child=child)
     assert got is not None
     whole = _whole(orig, rep)
     _assert_same_start(got, whole)
@@ -260,6 +268,7 @@ def test_what_it_cannot_prove_gives_none(tmp_path: Path, case: str) -> None:
     r = _write(tmp_path / "r.json", _run(0x900, 8, changed=5))
     assert _early(o, r) is None
     assert _early(r, o) is None
+    assert _early(r, o, child=True) is None  # the replay's side given up in the child
     seen: list[Any] = []
     read_pair(str(o), str(r), early=seen.append)
     assert seen == []

@@ -32,8 +32,13 @@ The bytes read here are the ones the whole read parses (``read_whole``): each fi
 from __future__ import annotations
 
 import gc
+import mmap
 import os
+import pickle
 import re
+import signal
+import struct
+import threading
 from collections import Counter
 from typing import Any, Callable
 
@@ -47,7 +52,7 @@ from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.otlp import OtlpJsonReader, SpanByStruct, anyvalue
 from tracetui.core.readers.otlp_fast import quick_documents
-from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES
+from tracetui.core.readers.otlp_lazy import OtlpPayloads
 from tracetui.core.readers.ties import order_ties
 
 __all__ = ["OTLP", "OtlpPair", "early_side", "otlp_pair"]
@@ -91,6 +96,12 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
                     raise GiveUp("a tool's arguments as a string: the read may name them (bare_args)")
             self.made[i] = span
         return span
+
+    def drop(self) -> None:
+        """Let go of the Structs and the spans (the walk's result keeps the ones it shows)."""
+        self.structs, self.where, self.asked = [], [], self
+        self.made.clear()
+        self.clear()
 
     def __missing__(self, k: int) -> Span:
         if type(k) is not int or not 0 <= k < len(self.order):
@@ -247,6 +258,31 @@ class OtlpPair:
     def __init__(self, original: str, replay: str) -> None:
         self.paths = (original, replay)
         self.data: list[bytes | None] = [None, None]
+        self.child: ReplayChild | None = None
+        self._reading: threading.Thread | None = None
+
+    def start(self, max_share: float = EARLY_MAX_SHARE) -> None:
+        """Fork the child that makes the replay's early side (``ReplayChild``) now: ``load.start_pair`` calls it
+        before the TUI is imported, so the child works meanwhile. Without it the replay is made here."""
+        try:
+            self.child = ReplayChild(self.paths[1], max_share)
+        except OSError:
+            self.child = None
+        # The original's bytes read meanwhile (the read lets go of the GIL: the TUI's import goes on).
+        self._reading = threading.Thread(target=self._read_original, name="tracetui-otlp-read", daemon=True)
+        self._reading.start()
+
+    def _read_original(self) -> None:
+        try:
+            self.data[0] = _read_bytes(self.paths[0])
+        except Exception:  # noqa: BLE001 - early_diff reads it again (and the whole read reports)
+            pass
+
+    def cancel(self) -> None:
+        """Stop the child, if any (idempotent)."""
+        child, self.child = self.child, None
+        if child is not None:
+            child.stop()
 
     def early_diff(self, _osrc: Any = None, _rsrc: Any = None, *, stream: Any = None, known: Any = None,
                    tick: Callable[[], object] | None = None, context: int = EARLY_CONTEXT,
@@ -260,14 +296,33 @@ class OtlpPair:
         """
         was = gc.isenabled()
         gc.disable()  # as the readers: no cycles, and collections over the Structs would dominate
+        sides: list[OtlpSpans] = []
         try:
-            self.data = [_read_bytes(p) for p in self.paths]
-            fo, so = early_side(self.paths[0], self.data[0], max_share, tick)  # type: ignore[arg-type]
-            fr, sr = early_side(self.paths[1], self.data[1], max_share, tick)  # type: ignore[arg-type]
+            if self._reading is not None:
+                self._reading.join()
+            if self.data[0] is None:
+                self.data[0] = _read_bytes(self.paths[0])
+            fo, so = early_side(self.paths[0], self.data[0], max_share, tick)
+            sides.append(so)
+            child = self.child
+            if child is not None:
+                fr = child.message(0, tick)
+                if type(fr) is not Structure:
+                    return None
+                sr: Any = StreamedSpans(child, fr, max(64, int(len(fr.parents) * max_share)), tick)
+            else:
+                self.data[1] = _read_bytes(self.paths[1])
+                fr, sr = early_side(self.paths[1], self.data[1], max_share, tick)
+            sides.append(sr)
             return walk(fo, fr, so, sr, context, tick, fmt=OTLP)  # type: ignore[arg-type]
         except (GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
+            if os.environ.get("WT1_DEBUG"):
+                import traceback; traceback.print_exc()
             return None
         finally:
+            self.cancel()
+            for s in sides:  # the walk's key maps refer back to them: the Structs go now, not at a collection
+                s.drop()
             if was:
                 gc.enable()
 
@@ -299,3 +354,191 @@ def _read_bytes(path: str) -> bytes:
     """The file's bytes as ``read_trace`` reads them (``limits.read_rest``: its budget)."""
     with open(path, "rb") as fh:
         return read_rest(fh, path, b"")
+
+
+# -- the replay's side in a child process ------------------------------------------------------------------
+
+CHILD_BLOCK = 512
+"""Replay spans a message of the child carries."""
+
+_FRAME = struct.Struct("<Q")
+
+
+class ReplayChild:
+    """The replay's early side made in a forked child process: its structure (the first message, or None when
+    it gives up), then its spans in ``seq`` order as ``OtlpPayloads.export`` records, ``CHILD_BLOCK`` a message,
+    up to ``max_share`` of them, or until ``stop`` (the message ``("end", k)`` when span ``k`` cannot be made).
+    A thread of this process drains the pipe as the child writes (this process is busy with the original).
+
+    Why: making a span by the reader's code is ~30 µs; on the 100k-span pair the walk needs ~27k a side, so
+    the two sides in two processes halve the wait for the first divergence (docs/performance.md).
+    """
+
+    def __init__(self, path: str, max_share: float) -> None:
+        self.path = path
+        self._stop = mmap.mmap(-1, 1)  # shared with the child: 1 once this process wants no more
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.close(r)
+                _child(path, w, max_share, self._stop)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid, self._fd = pid, r
+        self._cond = threading.Condition()
+        self._frames: list[bytes | None] = []
+        self._ended = False
+        threading.Thread(target=self._drain, name="tracetui-otlp-early", daemon=True).start()
+
+    def _drain(self) -> None:
+        buf = bytearray()
+        try:
+            while True:
+                chunk = os.read(self._fd, 1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+                got = []
+                at = 0
+                while len(buf) - at >= 8:
+                    n = _FRAME.unpack_from(buf, at)[0]
+                    if len(buf) - at < 8 + n:
+                        break
+                    got.append(bytes(buf[at + 8:at + 8 + n]))
+                    at += 8 + n
+                if at:
+                    del buf[:at]
+                if got:
+                    with self._cond:
+                        self._frames.extend(got)
+                        self._cond.notify_all()
+        except OSError:
+            pass
+        finally:
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+    def message(self, i: int, tick: Callable[[], object] | None = None) -> Any:
+        """The child's ``i``-th message, waited for; None when the child ended before sending it. ``tick`` is
+        called while waiting (an exception it raises ends the wait)."""
+        cond = self._cond
+        while True:
+            with cond:
+                if len(self._frames) > i or self._ended:
+                    break
+                cond.wait(0.05)
+            if tick is not None:
+                tick()
+        with cond:
+            if len(self._frames) <= i:
+                return None
+            raw, self._frames[i] = self._frames[i], None
+        return pickle.loads(raw)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        """End the child (now: what it has not sent is not wanted) and reap it."""
+        self._stop[0] = 1
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def _child(path: str, w: int, max_share: float, stop: mmap.mmap) -> None:
+    gc.disable()
+
+    def send(obj: Any) -> None:
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(_FRAME.pack(len(data)) + data)
+        while view:
+            view = view[os.write(w, view):]
+
+    try:
+        st, spans = early_side(path, _read_bytes(path), max_share)
+    except Exception:  # noqa: BLE001 - the parent gives up
+        send(None)
+        return
+    send(st)
+    block: list[Any] = []
+    try:
+        for k in _walk_order(st.parents):
+            s = spans[k]
+            block.append(s._src.export(s))  # type: ignore[attr-defined]
+            if len(block) == CHILD_BLOCK:
+                if stop[0]:
+                    return
+                send(("spans", block))
+                block = []
+    except Exception:  # noqa: BLE001 - GiveUp (the share limit; a span that cannot be made): the parent
+        pass  # gives up if it needs what was not sent
+    if block:
+        send(("spans", block))
+    send(("end",))
+
+
+def _walk_order(parents: list[int]) -> Any:
+    """Span indices in the order the alignment walk asks for them, about: the roots, then each span's children
+    (the walk takes the keys of a whole children list when it reaches their parent), parents in ``seq``
+    order. A root's children spread over the whole file come early so."""
+    children: list[list[int]] = [[] for _ in parents]
+    roots = []
+    for k, p in enumerate(parents):
+        (children[p] if p >= 0 else roots).append(k)
+    yield from roots
+    for kids in children:
+        yield from kids
+
+
+class StreamedSpans(dict):  # type: ignore[type-arg]
+    """The replay's spans by index (``seq`` order), as ``ReplayChild`` sends them (``OtlpPayloads.adopt``: the
+    payload pass runs here on first read). A span not sent yet is waited for; one the child will not send
+    (past its limit, or it gave up there) ends the early look (``GiveUp``)."""
+
+    def __init__(self, child: ReplayChild, st: Structure, limit: int, tick: Callable[[], object] | None) -> None:
+        super().__init__()
+        self.src = _Source(child.path)
+        self.child, self.n, self.limit, self.tick = child, len(st.parents), limit, tick
+        self.asked: Any = self
+        self.payloads = OtlpPayloads()
+        self._got: dict[int, Span] = {}  # by seq
+        self._next = 1  # the next message (0 was the structure)
+        self._ended = False
+
+    def __missing__(self, k: int) -> Span:
+        if type(k) is not int or not 0 <= k < self.n:
+            raise IndexError(k)
+        if len(self.asked) >= self.limit:
+            raise GiveUp("too many spans read")
+        got = self._got
+        while k not in got:
+            if self._ended:
+                raise GiveUp("the child did not make this span")
+            m = self.child.message(self._next, self.tick)
+            self._next += 1
+            if type(m) is not tuple or m[0] != "spans":
+                self._ended = True
+                continue
+            adopt = self.payloads.adopt
+            for r in m[1]:
+                s = adopt(r)
+                got[s.seq] = s
+        span = self[k] = got[k]
+        return span
+
+    def drop(self) -> None:
+        self._got = {}
+        self.asked = self
+        self.clear()

@@ -139,6 +139,27 @@ class OtlpPayloads:
         self.pending.append((name, attrs, events, err, extras))
         return s
 
+    def export(self, span: LazySpan) -> tuple[Any, ...]:
+        """A span of this source as a picklable record (its fields, what ``span`` computed, the payload kept for
+        the payload pass), for ``adopt`` in another process (``core.load.otlp_early``: the replay's spans made
+        in a child)."""
+        part = span._part
+        return (span.span_id, span.parent_id, span.seq, span.kind, span.name, span.start_ns, span.end_ns, span.status,
+                span.error_type, span.trace_id, span.line, None if part is None else dict(part), span._sig,
+                span._miss, self.pending[span._off])
+
+    def adopt(self, rec: tuple[Any, ...]) -> LazySpan:
+        """The ``LazySpan`` an ``export`` record describes, its payload pass run here on first read."""
+        s = _new(LazySpan)
+        s._key = s._part = None
+        (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id,
+         s.line, part, sig, miss, pending) = rec
+        s._src, s._off, s._len = self, len(self.pending), 0
+        s.data = s.attributes = None  # type: ignore[assignment]  # read on first use
+        s._part, s._sig, s._miss = (part or _NO_PART) if part is not None else None, sig, miss
+        self.pending.append(pending)
+        return s
+
     def load(self, span: Span) -> dict[str, Any]:
         """The payload pass of ``span`` (a ``LazySpan`` of this source): sets its ``attributes``, returns
         its ``data``. The kept attributes are dropped: the span holds its fields from now on."""
