@@ -252,36 +252,29 @@ def otlp_pair(original: str, replay: str, original_format: str | None = None,
 
 
 class OtlpPair:
-    """A pair of big OTLP/JSON files in ``load.read_pair``: the early look (``early_diff``), then the whole
-    read of each file from the bytes the look read (``read_whole``), so each file is read from disk once."""
+    """A pair of big OTLP/JSON files in ``load.read_pair``: the early look (``early_diff``), with each side made in
+    a child process when ``start`` forked them, then the whole read of each file (``read_whole``: from the bytes
+    the look read, when it read them here, so each file is read from disk once)."""
 
     def __init__(self, original: str, replay: str) -> None:
         self.paths = (original, replay)
         self.data: list[bytes | None] = [None, None]
-        self.child: ReplayChild | None = None
-        self._reading: threading.Thread | None = None
+        self.children: list[SideChild] = []
 
     def start(self, max_share: float = EARLY_MAX_SHARE) -> None:
-        """Fork the child that makes the replay's early side (``ReplayChild``) now: ``load.start_pair`` calls it
-        before the TUI is imported, so the child works meanwhile. Without it the replay is made here."""
+        """Fork the two children that make each file's early side (``SideChild``) now: ``load.start_pair`` calls
+        it before the TUI is imported, so they work meanwhile, and this process (the TUI's) only walks. Without
+        them both sides are made here."""
         try:
-            self.child = ReplayChild(self.paths[1], max_share)
+            for path in self.paths:
+                self.children.append(SideChild(path, max_share))
         except OSError:
-            self.child = None
-        # The original's bytes read meanwhile (the read lets go of the GIL: the TUI's import goes on).
-        self._reading = threading.Thread(target=self._read_original, name="tracetui-otlp-read", daemon=True)
-        self._reading.start()
-
-    def _read_original(self) -> None:
-        try:
-            self.data[0] = _read_bytes(self.paths[0])
-        except Exception:  # noqa: BLE001 - early_diff reads it again (and the whole read reports)
-            pass
+            self.cancel()
 
     def cancel(self) -> None:
-        """Stop the child, if any (idempotent)."""
-        child, self.child = self.child, None
-        if child is not None:
+        """Stop the children, if any (idempotent)."""
+        children, self.children = self.children, []
+        for child in children:
             child.stop()
 
     def early_diff(self, _osrc: Any = None, _rsrc: Any = None, *, stream: Any = None, known: Any = None,
@@ -296,28 +289,24 @@ class OtlpPair:
         """
         was = gc.isenabled()
         gc.disable()  # as the readers: no cycles, and collections over the Structs would dominate
-        sides: list[OtlpSpans] = []
+        sides: list[Any] = []
         try:
-            if self._reading is not None:
-                self._reading.join()
-            if self.data[0] is None:
-                self.data[0] = _read_bytes(self.paths[0])
-            fo, so = early_side(self.paths[0], self.data[0], max_share, tick)
-            sides.append(so)
-            child = self.child
-            if child is not None:
-                fr = child.message(0, tick)
-                if type(fr) is not Structure:
-                    return None
-                sr: Any = StreamedSpans(child, fr, max(64, int(len(fr.parents) * max_share)), tick)
-            else:
-                self.data[1] = _read_bytes(self.paths[1])
-                fr, sr = early_side(self.paths[1], self.data[1], max_share, tick)
-            sides.append(sr)
-            return walk(fo, fr, so, sr, context, tick, fmt=OTLP)  # type: ignore[arg-type]
+            got: list[tuple[Structure, Any]] = []
+            for which, path in enumerate(self.paths):
+                if self.children:
+                    child = self.children[which]
+                    st = child.message(0, tick)
+                    if type(st) is not Structure:
+                        return None
+                    spans: Any = StreamedSpans(child, st, max(64, int(len(st.parents) * max_share)), tick)
+                else:
+                    self.data[which] = _read_bytes(path)
+                    st, spans = early_side(path, self.data[which], max_share, tick)  # type: ignore[arg-type]
+                sides.append(spans)
+                got.append((st, spans))
+            (fo, so), (fr, sr) = got
+            return walk(fo, fr, so, sr, context, tick, fmt=OTLP)
         except (GiveUp, Exception):  # noqa: BLE001 - an early answer is optional; the whole read reports
-            if os.environ.get("WT1_DEBUG"):
-                import traceback; traceback.print_exc()
             return None
         finally:
             self.cancel()
@@ -328,7 +317,7 @@ class OtlpPair:
 
     def read_whole(self, which: int) -> Trace | None:
         """``readers.read_trace`` of the original (``which`` 0) or ``read_replay`` of the replay (1), no run
-        asked for, on the bytes the early look read (dropped here); None when it read none.
+        asked for, on the bytes the early look read here (dropped then); None when it read none.
 
         Raises:
             ReadError: as ``read_trace``.
@@ -364,14 +353,16 @@ CHILD_BLOCK = 512
 _FRAME = struct.Struct("<Q")
 
 
-class ReplayChild:
-    """The replay's early side made in a forked child process: its structure (the first message, or None when
-    it gives up), then its spans in ``seq`` order as ``OtlpPayloads.export`` records, ``CHILD_BLOCK`` a message,
-    up to ``max_share`` of them, or until ``stop`` (the message ``("end", k)`` when span ``k`` cannot be made).
-    A thread of this process drains the pipe as the child writes (this process is busy with the original).
+class SideChild:
+    """One file's early side made in a forked child process (``early_side``): its structure (the first message,
+    or None when it gives up), then its spans as ``OtlpPayloads.export`` records in the order the walk asks for
+    them (``_walk_order``), ``CHILD_BLOCK`` a message, up to ``max_share`` of them, or until ``stop``. A thread
+    of this process drains the pipe as the child writes.
 
-    Why: making a span by the reader's code is ~30 µs; on the 100k-span pair the walk needs ~27k a side, so
-    the two sides in two processes halve the wait for the first divergence (docs/performance.md).
+    Why (docs/performance.md): making a span by the reader's code is ~30 µs, and on the 100k-span pair the walk
+    needs ~27k a side; the decode holds the GIL for ~0.5 s in one call (the TUI's first frame waited for it).
+    In two children the sides are made on both cores while this process imports the TUI and draws; it only
+    unpickles the records and walks.
     """
 
     def __init__(self, path: str, max_share: float) -> None:
@@ -503,11 +494,11 @@ def _walk_order(parents: list[int]) -> Any:
 
 
 class StreamedSpans(dict):  # type: ignore[type-arg]
-    """The replay's spans by index (``seq`` order), as ``ReplayChild`` sends them (``OtlpPayloads.adopt``: the
+    """A side's spans by index (``seq`` order), as ``SideChild`` sends them (``OtlpPayloads.adopt``: the
     payload pass runs here on first read). A span not sent yet is waited for; one the child will not send
     (past its limit, or it gave up there) ends the early look (``GiveUp``)."""
 
-    def __init__(self, child: ReplayChild, st: Structure, limit: int, tick: Callable[[], object] | None) -> None:
+    def __init__(self, child: SideChild, st: Structure, limit: int, tick: Callable[[], object] | None) -> None:
         super().__init__()
         self.src = _Source(child.path)
         self.child, self.n, self.limit, self.tick = child, len(st.parents), limit, tick

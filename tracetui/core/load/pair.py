@@ -175,7 +175,7 @@ class PairStart:
         self.osrc = self.rsrc = None  # closed when no span holds them (PayloadFile)
         if child is not None:
             child.cancel()
-        if type(self.early_mod) is otlp_early.OtlpPair:  # its own child (the replay's early side)
+        if type(self.early_mod) is otlp_early.OtlpPair:  # its own children (the early sides)
             self.early_mod.cancel()
 
 
@@ -228,7 +228,7 @@ def _open_pair(original: str, replay: str, original_format: str | None, replay_f
         elif osrc is None and rsrc is None:  # two big OTLP/JSON files: their own early look
             early_mod = otlp_early.otlp_pair(po, pr, original_format, replay_format)
             if early_mod is not None and processes and ni.can_fork():
-                early_mod.start()  # the replay's early side made in a child meanwhile
+                early_mod.start()  # each file's early side made in a child meanwhile
     if osrc is not None and rsrc is not None and processes and ni.can_fork():
         if early_mod is not None:
             child = early_mod.start_stream(osrc, rsrc)
