@@ -81,6 +81,7 @@ def _assert_same_start(got: EarlyTraceDiff, whole: TraceDiff) -> None:
 
 
 def _starts_the_whole(original: Path | str, replay: Path | str, **kw: Any) -> TraceDiff:
+    """The early look (``_early``), checked against the whole diff, returned."""
     got = _early(original, replay, **kw)
     whole = _whole(original, replay)
     assert got is not None
@@ -208,19 +209,35 @@ def test_a_one_sided_root_that_wraps_the_run_is_placed_at_its_end(tmp_path: Path
     assert whole.first is not None and (whole.first.row != 0) is inner
 
 
-def test_spans_starting_at_one_instant_are_ordered_as_the_read_orders_them(tmp_path: Path) -> None:
-    """Siblings tied at one start, a child tied with its parent and written before it: the early structure
-    takes the read's tie order (``ties.order_ties``), not the file's."""
+def _llm(sid: int, parent: int, start: int, quoting: str) -> dict[str, Any]:
+    """A model call whose input quotes a tool's call id (``ties.order_ties``: it goes after that tool)."""
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "where is my order?"}]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": quoting, "response": "ok"}]}]
+    return _span(sid, parent, "chat gpt-4o", start, {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+        "gen_ai.input.messages": json.dumps(messages)})
+
+
+@pytest.mark.parametrize("child", [False, True], ids=["here", "child"])
+def test_spans_starting_at_one_instant_are_ordered_as_the_read_orders_them(tmp_path: Path, child: bool) -> None:
+    """Siblings tied at one start, a child tied with its parent and written before it, a model call tied with
+    the tool whose result it quotes and written before it: the early structure takes the read's tie order
+    (``ties.order_ties``, which reads the payloads of the last two), not the file's."""
     def run(base: int, changed: bool) -> list[dict[str, Any]]:
         spans = _run(base, 6, changed=4 if changed else None)
         spans[2]["startTimeUnixNano"] = spans[1]["startTimeUnixNano"]  # two sibling tools tied
-        child = _tool(base + 0x40, base + 4, 0, "inner", {"x": 1})
-        child["startTimeUnixNano"] = spans[4]["startTimeUnixNano"]  # tied with its parent, written first
-        return [child, *spans]
+        inner = _tool(base + 0x40, base + 4, 0, "inner", {"x": 1})
+        inner["startTimeUnixNano"] = spans[4]["startTimeUnixNano"]  # tied with its parent, written first
+        spans[5]["attributes"].append({"key": "gen_ai.tool.call.id", "value": {"stringValue": "call-5"}})
+        llm = _llm(base + 0x41, base, 0, "call-5")
+        llm["startTimeUnixNano"] = spans[5]["startTimeUnixNano"]  # tied with the tool it quotes
+        return [inner, llm, *spans]
 
     o = _write(tmp_path / "o.json", run(0x100, False))
     r = _write(tmp_path / "r.json", run(0x900, True))
-    _starts_the_whole(o, r)
+    whole = _starts_the_whole(o, r, child=child)
+    names = [s.name for s in whole.original.spans]
+    assert names.index("chat gpt-4o") == names.index("execute_tool lookup", 6) + 1  # the data's order, not the file's
 
 
 def test_many_spans_at_one_instant_count_against_the_share(tmp_path: Path) -> None:

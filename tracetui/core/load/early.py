@@ -39,6 +39,9 @@ a second time after the head, names an early span) is found by the whole read,
 which the caller shows in place of this one (``agrees``; ``TraceTuiApp``: rows
 laid out again, said). Scanning every line for such a second key tripled the
 scan's cost (0.32 -> 0.95 s per 100k lines) and was dropped.
+
+Two big OTLP/JSON files have no such scan; ``core.load.otlp_early`` builds their structure from the
+msgspec-decoded file and runs the same walk (``walk``) over spans the OTLP reader makes.
 """
 
 from __future__ import annotations

@@ -26,7 +26,18 @@ spans: ``bare_args``), more than ``max_share`` of either file's spans walked, or
 walk never made is checked by the whole read only; if the whole diff then does not begin with the early
 rows (``early.agrees``) the TUI lays the rows out again and says so.
 
-The bytes read here are the ones the whole read parses (``read_whole``): each file is read once.
+With two cores (``OtlpPair.start``, from ``load.start_pair``: before the TUI is imported), each file's
+side is made in a forked child (``SideChild``) that sends its structure, then its spans in the order the
+walk asks for them as ``OtlpPayloads.export`` records (fields, key fields, signature, the kept payload);
+this process adopts them (``OtlpPayloads.adopt``: the payload pass runs here on first read) and walks.
+So the TUI's process never holds its GIL for the decode (~0.5 s in one call) nor makes a span. Without
+children both sides are made here, and the bytes read are the ones the whole read then parses
+(``read_whole``).
+
+The OTLP reader's code this calls: ``otlp_fast.quick_documents`` (the decode), ``otlp.SpanByStruct``
+(``scopes``, ``head``, ``span``: ``_Reading._span`` on ``_Flat.span``'s dict), ``otlp_lazy.OtlpPayloads``
+(``export``, ``adopt``), ``ties.order_ties``; the whole read is ``OtlpJsonReader.read`` and
+``readers.pick_run``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Same result as ``read_trace(original)`` and ``read_replay(replay)``. A big tracetui/1 file goes
 through the index loader (``native_index``: payloads left in the file), the replay is parsed in a
 child process meanwhile, and the early look (``early``) finds the first divergence before either
-file is read whole. The readers are called through their module (``readers.read_trace``) so that a
+file is read whole. Two big OTLP/JSON files have their own early look (``otlp_early``: each side
+made in a child process), then are read whole by the OTLP reader from the bytes it read. The readers are called through their module (``readers.read_trace``) so that a
 test can stand in for them.
 """
 
@@ -59,7 +60,8 @@ def read_pair(
         processes: Allow the child process (False: both files parsed here, one after the other).
         early: Called with the first rows of the pair's diff and its first divergence
             (``core.load.early.EarlyTraceDiff``) before the files are read whole, when both are
-            read by the index loader, no run is picked, and ``early_diff`` finds the first
+            read by the index loader or both are OTLP/JSON files of ``OtlpJsonReader.lazy_min_bytes``
+            or more (``otlp_early``), no run is picked, and the early look finds the first
             divergence cheaply (not called otherwise). It runs in this thread; the read goes
             on when it returns. Its exceptions propagate.
         progress: Called often while the original is read by the index loader, with the share of
@@ -195,7 +197,9 @@ def start_pair(
     that parses the replay (forked here: call it before starting threads, as ``tracetui ORIGINAL REPLAY``
     does before importing the TUI, and the child works while the caller goes on). Arguments as
     ``read_pair``'s (``early``: whether an ``early`` callback will be passed). With an early look the
-    child, having started ahead, also scans more of the original (``core.load.structure.Meet``).
+    child, having started ahead, also scans more of the original (``core.load.structure.Meet``); for
+    two big OTLP/JSON files the two children of ``otlp_early.OtlpPair.start`` make each file's early
+    side meanwhile.
 
     Never raises: a file that cannot be opened is left to ``read_pair``, which reports it.
     """
