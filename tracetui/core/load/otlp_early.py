@@ -50,6 +50,7 @@ import re
 import signal
 import struct
 import threading
+import time
 from collections import Counter
 from typing import Any, Callable
 
@@ -359,9 +360,14 @@ def _read_bytes(path: str) -> bytes:
 # -- the replay's side in a child process ------------------------------------------------------------------
 
 CHILD_BLOCK = 512
-"""Replay spans a message of the child carries."""
+"""Spans a message of a child carries."""
+
+CHILD_AHEAD = 8
+"""Messages a child may send before this process has taken them: past that it waits, so it makes no more
+spans than the walk takes (and leaves the core to it)."""
 
 _FRAME = struct.Struct("<Q")
+_TAKEN = struct.Struct("q")
 
 
 class SideChild:
@@ -378,7 +384,8 @@ class SideChild:
 
     def __init__(self, path: str, max_share: float) -> None:
         self.path = path
-        self._stop = mmap.mmap(-1, 1)  # shared with the child: 1 once this process wants no more
+        # Shared with the child: byte 0 is 1 once this process wants no more; at 8, the messages it took.
+        self._stop = mmap.mmap(-1, 16)
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
@@ -444,6 +451,7 @@ class SideChild:
             if len(self._frames) <= i:
                 return None
             raw, self._frames[i] = self._frames[i], None
+        _TAKEN.pack_into(self._stop, 8, i + 1)
         return pickle.loads(raw)  # type: ignore[arg-type]
 
     def stop(self) -> None:
@@ -461,8 +469,13 @@ class SideChild:
 
 def _child(path: str, w: int, max_share: float, stop: mmap.mmap) -> None:
     gc.disable()
+    sent = 0
 
     def send(obj: Any) -> None:
+        nonlocal sent
+        while sent - _TAKEN.unpack_from(stop, 8)[0] >= CHILD_AHEAD and not stop[0]:
+            time.sleep(0.002)
+        sent += 1
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(_FRAME.pack(len(data)) + data)
         while view:
