@@ -8,6 +8,7 @@ are a few MB at most: the size threshold (``OtlpJsonReader.lazy_min_bytes``) is 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from tests.corpus import CORPUS
 from tests.otlp_helpers import any_agent_to_otlp
 from tracetui.core.diff import TraceDiff, diff_traces
-from tracetui.core.load import otlp_early, read_pair
+from tracetui.core.load import otlp_early, read_pair, start_pair
 from tracetui.core.load.early import EARLY_CONTEXT, EarlyTraceDiff, agrees
 from tracetui.core.readers import read_replay, read_trace
 from tracetui.core.readers.lazyspan import LazySpan
@@ -361,3 +362,19 @@ def test_real_files_paired_with_edited_copies_and_the_sample_pair(tmp_path: Path
         answered += 1
         _assert_same_start(got, _whole(a, b))
     assert answered >= len(pairs) // 2, (answered, len(pairs))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2, reason="needs fork and two cores")
+def test_start_pair_forks_a_child_per_file_and_cancel_ends_them(gen_dir: Path) -> None:
+    """``start_pair`` (the CLI, before the TUI import) starts both children; a read that is not used is
+    cancelled, and the children end with it (killed and reaped: no process left behind)."""
+    orig, rep = _generated(gen_dir, 1200, 10, 3)
+    started = start_pair(str(orig), str(rep))
+    pair = started.early_mod
+    assert type(pair) is otlp_early.OtlpPair and len(pair.children) == 2
+    pids = [c.pid for c in pair.children]
+    started.cancel()
+    assert pair.children == []
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

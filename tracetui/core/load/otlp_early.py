@@ -67,7 +67,8 @@ from tracetui.core.readers.otlp_fast import quick_documents
 from tracetui.core.readers.otlp_lazy import OtlpPayloads
 from tracetui.core.readers.ties import order_ties
 
-__all__ = ["OTLP", "OtlpPair", "early_side", "otlp_pair"]
+__all__ = ["CHILD_AHEAD", "CHILD_BLOCK", "OTLP", "OtlpPair", "OtlpSpans", "SideChild", "StreamedSpans", "early_side",
+           "otlp_pair"]
 
 OTLP = OtlpJsonReader.name
 
@@ -127,7 +128,7 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
 
 
 def early_side(path: str, data: bytes, max_share: float = EARLY_MAX_SHARE,
-         tick: Callable[[], object] | None = None) -> tuple[Structure, OtlpSpans]:
+               tick: Callable[[], object] | None = None) -> tuple[Structure, OtlpSpans]:
     """One file's structure and its spans on first use (module docstring, steps 1-3).
 
     Raises:
