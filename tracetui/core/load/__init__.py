@@ -1,7 +1,7 @@
 """Big files, fast: a pair of runs read at once (``pair.read_pair``), tracetui/1 files indexed with
 their payloads left in the file (``native_index``), and the early first divergence found before
-either file is read whole (``structure``, ``early_spans``, ``early``); ``pairread`` runs the read
-in a thread the TUI can cancel.
+either file is read whole (``structure``, ``early_spans``, ``early``; for OTLP/JSON pairs
+``otlp_early``); ``pairread`` runs the read in a thread the TUI can cancel.
 
 What belongs here: anything that reads a pair, or a big file, faster than the readers alone.
 The early look uses the diff (``core.diff``), not the other way round.

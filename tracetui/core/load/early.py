@@ -39,6 +39,9 @@ a second time after the head, names an early span) is found by the whole read,
 which the caller shows in place of this one (``agrees``; ``TraceTuiApp``: rows
 laid out again, said). Scanning every line for such a second key tripled the
 scan's cost (0.32 -> 0.95 s per 100k lines) and was dropped.
+
+Two big OTLP/JSON files have no such scan; ``core.load.otlp_early`` builds their structure from the
+msgspec-decoded file and runs the same walk (``walk``) over spans the OTLP reader makes.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from tracetui.core.load.structure import (  # re-exported: the scan was part of 
 from tracetui.core.model import Span, Trace
 from tracetui.core.readers.lazyspan import PayloadFile
 
-__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff",
+__all__ = ["EARLY_CONTEXT", "EARLY_MAX_SHARE", "EarlyTraceDiff", "Structure", "agrees", "early_diff", "walk",
            "scan_pair_tail", "scan_structure", "start_stream"]
 
 EARLY_MAX_SHARE = 0.5
@@ -192,14 +195,17 @@ def _early(osrc: PayloadFile, rsrc: PayloadFile, stream: Any, context: int, max_
     if type(so) is Fed and type(sr) is Streamed:
         sr.ahead = so.work_ahead
     try:
-        return _walk(fo, fr, so, sr, context, tick)
+        return walk(fo, fr, so, sr, context, tick)
     finally:
         if known is not None:
             known.update((s._off, s) for s in so.values())  # type: ignore[attr-defined]
 
 
-def _walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
-          tick: Callable[[], object] | None = None) -> EarlyTraceDiff | None:
+def walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
+          tick: Callable[[], object] | None = None, fmt: str = "tracetui") -> EarlyTraceDiff | None:
+    """The walk over two sides (a ``Structure`` and its spans by index, each a mapping that makes a span on
+    first use and gives ``GiveUp`` past its limit; ``asked``, ``src.path``); ``fmt`` the traces' format.
+    ``core.load.otlp_early`` walks OTLP sides with it."""
     ka, kb = Keys(so), Keys(sr)
     so.asked, sr.asked = ka, kb  # the limit counts what the walk asked for (a key per span), not what is held
     a = prepared_side(so, ka, fo.parents)
@@ -292,11 +298,11 @@ def _walk(fo: Structure, fr: Structure, so: Spans, sr: Spans, context: int,
             close(open_rows.pop(), len(rows))
     if first is None:
         return None
-    return _result(fo, fr, so, sr, rows, found, first)
+    return _result(fo, fr, so, sr, rows, found, first, fmt)
 
 
 def _result(fo: Structure, fr: Structure, so: Spans, sr: Spans, rows: list[AlignedRow],
-            found: list[tuple[int, Any, Any]], first: tuple[int, int, Any, Any]) -> EarlyTraceDiff:
+            found: list[tuple[int, Any, Any]], first: tuple[int, int, Any, Any], fmt: str) -> EarlyTraceDiff:
     """The walked rows as a ``TraceDiff`` over compact span lists (the rows' spans, in row order)."""
     # Each span sits in exactly one row (align's contract): the rows' spans in row order, no repeats.
     ospans: list[Span] = []
@@ -323,7 +329,6 @@ def _result(fo: Structure, fr: Structure, so: Spans, sr: Spans, rows: list[Align
         row_div[n] = d
         if n == n0:
             divs.append(d)
-    fmt = "tracetui"
     o_trace = Trace(spans=ospans, header=fo.header, path=so.src.path, format=fmt, trace_id=fo.trace_id,
                     trace_ids=[fo.trace_id] if fo.trace_id else [])
     r_trace = Trace(spans=rspans, header=fr.header, path=sr.src.path, format=fmt, trace_id=fr.trace_id,

@@ -3,7 +3,9 @@
 Same result as ``read_trace(original)`` and ``read_replay(replay)``. A big tracetui/1 file goes
 through the index loader (``native_index``: payloads left in the file), the replay is parsed in a
 child process meanwhile, and the early look (``early``) finds the first divergence before either
-file is read whole. The readers are called through their module (``readers.read_trace``) so that a
+file is read whole. Two big OTLP/JSON files have their own early look (``otlp_early``: each side
+made in a child process), then are read whole by the OTLP reader. The readers are called through their module
+(``readers.read_trace``) so that a
 test can stand in for them.
 """
 
@@ -18,6 +20,7 @@ from tracetui.core import readers
 from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.load import early as early_look
 from tracetui.core.load import native_index as ni
+from tracetui.core.load import otlp_early
 from tracetui.core.model import Trace
 from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.base import ReaderOutput
@@ -58,7 +61,8 @@ def read_pair(
         processes: Allow the child process (False: both files parsed here, one after the other).
         early: Called with the first rows of the pair's diff and its first divergence
             (``core.load.early.EarlyTraceDiff``) before the files are read whole, when both are
-            read by the index loader, no run is picked, and ``early_diff`` finds the first
+            read by the index loader or both are OTLP/JSON files of ``OtlpJsonReader.lazy_min_bytes``
+            or more (``otlp_early``), no run is picked, and the early look finds the first
             divergence cheaply (not called otherwise). It runs in this thread; the read goes
             on when it returns. Its exceptions propagate.
         progress: Called often while the original is read by the index loader, with the share of
@@ -80,7 +84,7 @@ def read_pair(
             index_min_bytes, processes, early is not None)
     po, orun = split_run_ref(original)
     pr, rrun = split_run_ref(replay)
-    osrc = rsrc = None
+    osrc = rsrc = early_mod = None
     gc_held = False  # the collector disabled here (the early look), enabled again at the end
     child = None  # the replay parsed in a forked child; the original is parsed here meanwhile (both in
     # children measured slower: 7.0 against 5.9 s to the loaded pair, docs/performance.md)
@@ -108,14 +112,21 @@ def read_pair(
                 early(found)  # type: ignore[misc]
             elif progress is not None:
                 progress(0.0)  # a read stopped during the early look (its tick raised) stops here
+        held = early_mod if type(early_mod) is otlp_early.OtlpPair else None  # the files' bytes it read
         if osrc is None:
-            first = readers.read_trace(original, format=original_format, trace_id=trace_id)
+            first = held.read_whole(0) if held is not None else None
+            if first is None:
+                first = readers.read_trace(original, format=original_format, trace_id=trace_id)
         else:
             got = _indexed(lambda src: ni.parse_indexed(src, known, progress), osrc)
             first = readers.pick_run(ni.NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
         side = "replay"
         if rsrc is None:
-            return first, readers.read_replay(replay, format=replay_format, trace_id=trace_id, replay_trace_id=replay_trace_id)
+            second = held.read_whole(1) if held is not None else None
+            if second is None:
+                second = readers.read_replay(replay, format=replay_format, trace_id=trace_id,
+                                             replay_trace_id=replay_trace_id)
+            return first, second
         if rrun is not None and replay_trace_id is not None and rrun.lower() != replay_trace_id.lower():
             raise ReadError(pr, f"two runs asked for: #{rrun} and --trace-id {replay_trace_id}")
         out = child.result() if child is not None else None
@@ -135,6 +146,8 @@ def read_pair(
     except BaseException as exc:
         if child is not None:
             child.cancel()
+        if type(early_mod) is otlp_early.OtlpPair:
+            early_mod.cancel()
         try:
             exc.side = side  # type: ignore[attr-defined]
         except AttributeError:
@@ -165,6 +178,8 @@ class PairStart:
         self.osrc = self.rsrc = None  # closed when no span holds them (PayloadFile)
         if child is not None:
             child.cancel()
+        if type(self.early_mod) is otlp_early.OtlpPair:  # its own children (the early sides)
+            self.early_mod.cancel()
 
 
 def start_pair(
@@ -183,7 +198,9 @@ def start_pair(
     that parses the replay (forked here: call it before starting threads, as ``tracetui ORIGINAL REPLAY``
     does before importing the TUI, and the child works while the caller goes on). Arguments as
     ``read_pair``'s (``early``: whether an ``early`` callback will be passed). With an early look the
-    child, having started ahead, also scans more of the original (``core.load.structure.Meet``).
+    child, having started ahead, also scans more of the original (``core.load.structure.Meet``); for
+    two big OTLP/JSON files the two children of ``otlp_early.OtlpPair.start`` make each file's early
+    side meanwhile.
 
     Never raises: a file that cannot be opened is left to ``read_pair``, which reports it.
     """
@@ -208,10 +225,15 @@ def _open_pair(original: str, replay: str, original_format: str | None, replay_f
     pr, rrun = split_run_ref(replay)
     osrc = ni.indexable(po, original_format, least)
     rsrc = ni.indexable(pr, replay_format, least)
-    early_mod = child = None
-    if early and osrc is not None and rsrc is not None and orun is None and rrun is None \
-            and trace_id is None and replay_trace_id is None:
-        early_mod = early_look
+    early_mod: Any = None
+    child = None
+    if early and orun is None and rrun is None and trace_id is None and replay_trace_id is None:
+        if osrc is not None and rsrc is not None:
+            early_mod = early_look
+        elif osrc is None and rsrc is None:  # two big OTLP/JSON files: their own early look
+            early_mod = otlp_early.otlp_pair(po, pr, original_format, replay_format)
+            if early_mod is not None and processes and ni.can_fork():
+                early_mod.start()  # each file's early side made in a child meanwhile
     if osrc is not None and rsrc is not None and processes and ni.can_fork():
         if early_mod is not None:
             child = early_mod.start_stream(osrc, rsrc)

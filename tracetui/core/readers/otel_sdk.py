@@ -47,7 +47,8 @@ from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
-from tracetui.core.readers.otlp import BadValue, anyvalue, normalize_id, status_code
+from tracetui.core.readers.otlp import status_code
+from tracetui.core.readers.otlp_values import BadValue, anyvalue, normalize_id
 from tracetui.core.readers.timefmt import epoch_ns, iso_ns, ns_to_iso
 
 __all__ = ["OtelSdkJsonReader", "assign_seq", "content_gaps"]

@@ -31,10 +31,9 @@ span's bytes read again. Every trace id is one run, in file order; ``seq`` is le
 
 from __future__ import annotations
 
-import base64
-import binascii
-import math
 from typing import Any, BinaryIO, cast
+
+from msgspec import UNSET
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
@@ -44,11 +43,10 @@ from tracetui.core.readers.gc_paused import gc_paused
 from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
 from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.otlp_fast import AT, Doubt, SpanDicts, documents, span_dict
+from tracetui.core.readers.otlp_values import BadValue, anyvalue, normalize_id
 from tracetui.core.readers.otlp_lazy import LAZY_MIN_BYTES, Extras, OtlpPayloads, kept_file, payload_pass
 
-_HEX = frozenset("0123456789abcdef")
 _BOM = b"\xef\xbb\xbf"
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _UINT64_MAX = (1 << 64) - 1
 _SPAN_KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _SPAN_KIND_NAMES = {v: v for v in _SPAN_KINDS.values()}
@@ -61,161 +59,9 @@ _NO_EVENTS = cast("list[dict[str, Any]]", ())
 """A span without events: one immutable empty sequence for all (a big file keeps one a span until the payload pass)."""
 
 
-class BadValue(Exception):
-    """An AnyValue that cannot be decoded; the message says why."""
-
-
 def _get(d: dict[str, Any], camel: str, snake: str) -> Any:
     v = d.get(camel)
     return d.get(snake) if v is None else v
-
-
-def _decode_int(v: Any) -> int:
-    n: int | None = None
-    if isinstance(v, int) and not isinstance(v, bool):
-        n = v
-    elif isinstance(v, str):
-        try:
-            n = int(v)
-        except ValueError:
-            pass
-    elif isinstance(v, float) and v.is_integer():
-        n = int(v)
-    if n is None:
-        raise BadValue(f"intValue {v!r} is not an integer")
-    if not _INT64_MIN <= n <= _INT64_MAX:
-        raise BadValue(f"intValue {v!r} is outside the int64 range")
-    return n
-
-
-def _decode_double(v: Any) -> float | str:
-    """A ``doubleValue`` as a float; NaN and the infinities as the strings ``"NaN"``,
-    ``"Infinity"``, ``"-Infinity"`` (proto3 JSON writes them so): a float NaN is unequal
-    to itself and would make a span differ from its own copy."""
-    f: float | None = None
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        f = float(v)
-    elif isinstance(v, str):
-        try:
-            f = float(v)
-        except ValueError:
-            pass
-    if f is None:
-        raise BadValue(f"doubleValue {v!r} is not a number")
-    if not math.isfinite(f):
-        return "NaN" if math.isnan(f) else "Infinity" if f > 0 else "-Infinity"
-    return f
-
-
-def _decode_bytes(v: Any) -> str:
-    if isinstance(v, str):
-        try:
-            base64.b64decode(v, validate=True)
-            return v
-        except (binascii.Error, ValueError):
-            pass
-    raise BadValue(f"bytesValue {v!r} is not base64")
-
-
-def _decode_list(v: Any, what: str) -> list[Any]:
-    if v is None:
-        return []
-    if not isinstance(v, dict):
-        raise BadValue(f"{what} is not an object")
-    values = v.get("values")
-    if values is None:
-        return []
-    if not isinstance(values, list):
-        raise BadValue(f"{what}.values is not a list")
-    return values
-
-
-def anyvalue(v: Any) -> Any:
-    """Decode an OTLP ``AnyValue`` to a plain JSON value.
-
-    ``stringValue``, ``boolValue``, ``intValue`` (string or number -> int),
-    ``doubleValue`` (-> float), ``arrayValue`` (-> list), ``kvlistValue`` (-> dict),
-    ``bytesValue`` (kept as its base64 string, validated); camelCase or
-    snake_case. ``{}`` (no value set) -> None. A bare JSON scalar is accepted
-    as itself (some producers skip the wrapper).
-
-    Raises:
-        BadValue: a variant whose payload has the wrong type, or no known variant.
-    """
-    if type(v) is dict and len(v) == 1:
-        for key, val in v.items():
-            if key == "stringValue" and type(val) is str:
-                return val
-    if not isinstance(v, dict):
-        if v is None or isinstance(v, (str, int, float, bool)):
-            return v
-        raise BadValue(f"expected an AnyValue object, found {type(v).__name__}")
-    if not v:
-        return None
-    for key, val in v.items():
-        if key in ("stringValue", "string_value"):
-            if not isinstance(val, str):
-                raise BadValue(f"stringValue {val!r} is not a string")
-            return val
-        if key in ("intValue", "int_value"):
-            return _decode_int(val)
-        if key in ("doubleValue", "double_value"):
-            return _decode_double(val)
-        if key in ("boolValue", "bool_value"):
-            if not isinstance(val, bool):
-                raise BadValue(f"boolValue {val!r} is not true/false")
-            return val
-        if key in ("arrayValue", "array_value"):
-            return [anyvalue(x) for x in _decode_list(val, "arrayValue")]
-        if key in ("kvlistValue", "kvlist_value"):
-            out: dict[str, Any] = {}
-            for kv in _decode_list(val, "kvlistValue"):
-                if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
-                    raise BadValue("kvlistValue entry without a string key")
-                out[kv["key"]] = anyvalue(kv.get("value"))
-            return out
-        if key in ("bytesValue", "bytes_value"):
-            return _decode_bytes(val)
-    raise BadValue(f"no known AnyValue field (found: {', '.join(map(str, v))})")
-
-
-def normalize_id(v: Any, nbytes: int) -> tuple[str | None, str | None]:
-    """An OTel trace id (``nbytes`` 16) or span id (8) as lowercase hex.
-
-    Accepts hex of any case, ``0x``-prefixed hex, base64 of exactly ``nbytes``
-    bytes (protobuf ``MessageToJson``), and non-negative integers.
-
-    Returns:
-        ``(id, problem)``: id None when missing or empty; a value that is none of
-        the above is kept as given (so parent references still match) with
-        ``problem`` saying so.
-    """
-    if type(v) is str and len(v) == 2 * nbytes:
-        low = v.lower()
-        if _HEX.issuperset(low):
-            return low, None
-    if v is None or v == "":
-        return None, None
-    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << (8 * nbytes):
-        return format(v, f"0{2 * nbytes}x"), None
-    if not isinstance(v, str):
-        return None, f"expected a hex string, found {type(v).__name__} {v!r}"
-    s = v.strip()
-    if s[:2] in ("0x", "0X"):
-        s = s[2:]
-    low = s.lower()
-    if len(low) == 2 * nbytes and _HEX.issuperset(low):
-        return low, None
-    if len(s) == 4 * ((nbytes + 2) // 3):
-        try:
-            raw = base64.b64decode(s.replace("-", "+").replace("_", "/"), validate=True)
-        except (binascii.Error, ValueError):
-            raw = b""
-        if len(raw) == nbytes:
-            return raw.hex(), None
-    if low and _HEX.issuperset(low):
-        return low, None
-    return s, f"{v!r} is neither {2 * nbytes}-digit hex nor base64; kept as is"
 
 
 _OK, _ODD, _BAD = 0, 1, 2
@@ -600,3 +446,55 @@ def _describe(obj: Any) -> str:
     if isinstance(obj, list):
         return f"a list of {len(obj)} items"
     return f"a JSON {type(obj).__name__}"
+
+
+class SpanByStruct:
+    """The reader's own steps for one span at a time, for a first look at a big file (``core.load.otlp_early``):
+    the scopes of ``otlp_fast.quick_documents``' values as ``_record`` walks them, a span's head (ids, trace id,
+    start) as ``_span`` reads it, and the ``LazySpan`` ``read`` makes of it (``_span`` itself, on the span dict
+    ``otlp_fast`` makes of its Struct). Anything the read would report gives None: the caller gives up."""
+
+    def __init__(self, path: str) -> None:
+        self._reading = _Reading(path, lazy=True)
+
+    @staticmethod
+    def scopes(values: Any) -> Any:
+        """``(line, service name, scope name, SpanDicts)`` of each scope, in file order."""
+        for line, doc in values:
+            for rs in doc["resourceSpans"]:
+                resource = rs.get("resource")
+                service = resource.get("attributes", {}).get("service.name") if resource else None
+                for ss in rs.get("scopeSpans") or ():
+                    scope = ss.get("scope")
+                    spans = ss.get("spans")
+                    if spans is not None:
+                        yield line, service, scope.get("name") if scope else None, spans
+
+    @staticmethod
+    def head(sp: Any) -> tuple[str, str | None, str, int] | None:
+        """``(span id, parent id, trace id, start ns)`` of a ``otlp_fast.Span`` as ``_span`` reads them; None
+        when the read reports something about them or a value is missing (no trace id, no start)."""
+        def get(v: Any) -> Any:
+            return None if v is UNSET else v
+
+        sid, p1 = normalize_id(get(sp.spanId), 8)
+        tid, p2 = normalize_id(get(sp.traceId), 16)
+        parent, p3 = normalize_id(get(sp.parentSpanId), 8)
+        start, how = _ns(get(sp.startTimeUnixNano))
+        if sid is None or tid is None or start is None or p1 or p2 or p3 or how == _BAD:
+            return None
+        if parent is not None and not parent.strip("0"):
+            parent = None
+        return sid, parent, tid, start
+
+    def span(self, d: dict[str, Any], line: int | None, service: Any, scope_name: Any) -> Span | None:
+        """The ``LazySpan`` the read makes of span dict ``d`` (``SpanDicts.make``), ``seq`` not set yet; None
+        when the read reports an issue about it."""
+        r = self._reading
+        n = len(r.issues)
+        r.runs.clear()
+        r._span(d, "$", 0, line, service, scope_name)
+        if len(r.issues) != n or len(r.runs) != 1:
+            return None
+        (run,) = r.runs.values()
+        return run.spans[0] if len(run.spans) == 1 else None

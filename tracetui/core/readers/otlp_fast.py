@@ -46,7 +46,8 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ["AT", "KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "SpanDicts", "documents", "span_dict"]
+__all__ = ["AT", "KEY_RAW_KEYS", "RAW_KEYS", "RAW_MIN_BYTES", "Doubt", "QuickSpans", "SpanDicts", "documents",
+           "quick_documents", "span_dict"]
 
 RAW_KEYS = frozenset({"gen_ai.output.messages", "gen_ai.tool.call.result", "output.value",
                       "gen_ai.retrieval.documents", "gen_ai.input.messages"})
@@ -134,7 +135,24 @@ class TracesData(msgspec.Struct):
     resourceSpans: Union[list[ResourceSpans], UnsetType] = UNSET
 
 
+class _WholeScopeSpans(msgspec.Struct):  # quick_documents: every span decoded at once
+    scope: Union[Scope, UnsetType] = UNSET
+    spans: Union[list[Span], UnsetType] = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _WholeResourceSpans(msgspec.Struct):
+    resource: Union[Resource, UnsetType] = UNSET
+    scopeSpans: Union[list[_WholeScopeSpans], UnsetType] = UNSET
+    schemaUrl: Any = UNSET
+
+
+class _WholeTracesData(msgspec.Struct):
+    resourceSpans: Union[list[_WholeResourceSpans], UnsetType] = UNSET
+
+
 _decode_doc = msgspec.json.Decoder(TracesData).decode
+_decode_whole_doc = msgspec.json.Decoder(_WholeTracesData).decode
 _decode_span = msgspec.json.Decoder(Span).decode
 _decode_any = msgspec.json.decode
 _encode = msgspec.json.encode
@@ -329,6 +347,16 @@ class SpanDicts:
                 yield d
 
 
+class QuickSpans:
+    """A scope's spans for ``quick_documents``: ``structs``, every ``Span`` Struct, and ``make``, a Struct to the
+    reader's span dict (``_Flat.span``)."""
+
+    __slots__ = ("make", "structs")
+
+    def __init__(self, structs: list[Span], make: Callable[[Span], dict[str, Any]]) -> None:
+        self.structs, self.make = structs, make
+
+
 class _Flat:
     """Documents as Structs to ``{"resourceSpans": [...]}`` with flat attribute dicts."""
 
@@ -337,8 +365,9 @@ class _Flat:
     def __init__(self, anyvalue: Callable[[Any], Any]) -> None:
         self.anyvalue = anyvalue
 
-    def value(self, doc: TracesData) -> dict[str, Any]:
-        """The plain value; raises ``BadValue`` (an attribute ``anyvalue`` refuses) or ``Doubt``."""
+    def value(self, doc: Any, quick: bool = False) -> dict[str, Any]:
+        """The plain value; raises ``BadValue`` (an attribute ``anyvalue`` refuses) or ``Doubt``. ``quick``: a
+        ``_WholeTracesData`` (``quick_documents``), each scope's spans a ``QuickSpans``."""
         out = []
         attrs = self.attrs
         for rs in doc.resourceSpans:  # type: ignore[union-attr]
@@ -352,7 +381,9 @@ class _Flat:
                     s: dict[str, Any] = {}
                     if ss.scope is not UNSET:
                         s["scope"] = {"name": ss.scope.name} if ss.scope.name is not UNSET else {}
-                    if ss.spans is not UNSET:
+                    if ss.spans is not UNSET and quick:
+                        s["spans"] = QuickSpans(ss.spans, self.span)
+                    elif ss.spans is not UNSET:
                         raws, at, colons = ss.spans  # type: ignore[misc]  # (_decoded's)
                         s["spans"] = SpanDicts(raws, at, colons, self.span)
                     sss.append(s)
@@ -425,3 +456,52 @@ class _Flat:
 def decoded(raw: Raw) -> str:
     """A kept payload's string (a ``{"stringValue": ...}`` AnyValue, checked when kept)."""
     return _decode_any(raw)["stringValue"]  # type: ignore[no-any-return]
+
+
+def quick_documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[list[tuple[int | None, Any]], bool]:
+    """``documents`` without its exactness checks: the values as ``documents`` gives them (attributes flat,
+    each scope's spans a ``QuickSpans``: the decoded ``Span`` Structs and the function making a span's dict,
+    without ``AT``: such spans keep their attributes), all decoded at
+    once. For a first look at a big file (``core.load.otlp_early``) whose whole read (``documents``, checked)
+    follows and decides; what it skips is what that read may find.
+
+    Raises:
+        Doubt: a BOM, a blank line in JSON Lines, a document msgspec refuses or without ``resourceSpans``.
+        BadValue: from ``anyvalue`` (a resource attribute it refuses).
+    """
+    if data[:3] == _BOM:
+        raise Doubt
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    mv = memoryview(data)
+    nl = data.find(b"\n", 0, end)
+    several = nl >= 0
+    if several:  # jsondoc's rule, as documents decides it
+        try:
+            _decode_any(mv[:nl])
+        except msgspec.DecodeError:
+            several = False
+    spans: list[tuple[int | None, _WholeTracesData]] = []
+    try:
+        if several:
+            a, i = 0, 1
+            while a <= end:
+                b = data.find(b"\n", a, end)
+                b = end if b < 0 else b
+                stop = b - 1 if b > a and data[b - 1] == 13 else b
+                if stop - a < 64 and not data[a:stop].strip():
+                    raise Doubt
+                spans.append((i, _decode_whole_doc(mv[a:stop])))
+                a, i = b + 1, i + 1
+        else:
+            spans.append((None if nl >= 0 else 1, _decode_whole_doc(mv[:end])))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise Doubt from None
+    flat = _Flat(anyvalue)
+    out = []
+    for line, doc in spans:
+        if doc.resourceSpans is UNSET:
+            raise Doubt
+        out.append((line, flat.value(doc, quick=True)))
+    return out, several

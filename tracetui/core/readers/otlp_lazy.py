@@ -184,6 +184,31 @@ class OtlpPayloads:
             got = self.scopes[key] = _Ranges(self, *key)
         return got
 
+    def export(self, span: LazySpan) -> tuple[Any, ...]:
+        """A span of this source as a picklable record (its fields, what ``span`` computed, the payload kept for
+        the payload pass), for ``adopt`` in another process (``core.load.otlp_early``: the replay's spans made
+        in a child)."""
+        part = span._part
+        pending = self.pending[span._off]
+        if pending is None:  # its payload pass has run (the tie order read it): its fields instead
+            pending = (span.data, span.attributes)
+        return (span.span_id, span.parent_id, span.seq, span.kind, span.name, span.start_ns, span.end_ns, span.status,
+                span.error_type, span.trace_id, span.line, None if part is None else dict(part), span._sig,
+                span._miss, pending)
+
+    def adopt(self, rec: tuple[Any, ...]) -> LazySpan:
+        """The ``LazySpan`` an ``export`` record describes, its payload pass run here on first read."""
+        s = _new(LazySpan)
+        s._key = s._part = None
+        (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id,
+         s.line, part, sig, miss, pending) = rec
+        s._src, s._off, s._len = self, len(self.pending), 0
+        loaded = len(pending) == 2
+        s.data, s.attributes = pending if loaded else (None, None)  # type: ignore[assignment]
+        s._part, s._sig, s._miss = (part or _NO_PART) if part is not None else None, sig, miss
+        self.pending.append(None if loaded else pending)
+        return s
+
     def load(self, span: Span) -> dict[str, Any]:
         """The payload pass of ``span`` (a ``LazySpan`` of this source): sets its ``attributes``, returns
         its ``data``. The kept attributes are dropped: the span holds its fields from now on."""
