@@ -242,6 +242,7 @@ class Slots(RecordedReadsFixture):
         self.message = message
 
     def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
+        assert not write and "@" not in str(arguments), "a read reaches the store as a read, its arguments redacted"
         if tool == "slots":
             return ({"day": arguments["day"], "free": ("09:00", "10:00"), "nickname": "Bobby Tables"})
         raise LookupError(self.message) if self.message else LookupError()
@@ -249,7 +250,7 @@ class Slots(RecordedReadsFixture):
 
 def test_a_fixture_read_is_served_from_the_store_redacted_as_json_and_copied() -> None:
     s, out = session("fixture", [], reads={"slots"}, fixture=Slots(), sensitive={"slots": ["nickname"]})
-    got = s.tool("slots", {"day": "mon"}, None)
+    got = s.tool("slots", {"day": "mon", "for": "ada@example.com"}, None)
     assert got["free"] == ["09:00", "10:00"] and got["nickname"].startswith("<SENSITIVE_")  # JSON, redacted
     got["free"].clear()
     span = out.last
@@ -271,6 +272,26 @@ def test_a_read_the_fixture_cannot_answer_is_an_unrecorded_call_saying_why(messa
     assert "ada@example.com" not in str(caught.value)
     assert out.last.attributes == {"replay.source": "miss", "replay.divergence": "unrecorded_call"}
     assert (s.outcome.served, len(s.outcome.divergences)) == (0, 1)
+
+
+def test_a_read_the_fixture_answers_by_raising_is_a_failed_span_redacted_by_the_tools_fields() -> None:
+    class Refusing(RecordedReadsFixture):
+        def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
+            raise PermissionError(f"{tool} refused for nickname=Bobby")
+
+    s, out = session("fixture", [], reads={"slots"}, fixture=Refusing(), sensitive={"slots": ["nickname"]})
+    with pytest.raises(PermissionError, match="nickname=Bobby"):  # the agent gets the store's own error
+        s.tool("slots", {"day": "mon"}, None)
+    span = out.last
+    assert (span.status, span.error_type, span.attributes) == (Status.ERROR, "PermissionError",
+                                                               {"replay.source": "fixture"})
+    assert span.data["output"]["message"].startswith("slots refused for nickname=<SENSITIVE_")
+    assert span.data["output_truncated"] is False
+    assert (s.outcome.served, s.outcome.divergences) == (1, [])
+    with pytest.raises(PermissionError):
+        s.retrieve("faq", "q", {})
+    assert out.last.data["documents"]["message"].startswith("retrieval:faq refused for nickname=")
+    assert "output_truncated" not in out.last.data
 
 
 def test_a_fixture_retrieval_is_written_without_output_truncated() -> None:

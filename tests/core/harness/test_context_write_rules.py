@@ -12,11 +12,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from harness_sessions import recorded, session
+from harness_sessions import KEY, recorded, session
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import HarnessError, RecordingExhausted, RecordingIncomplete, WriteMismatch
 from tracetui.core.harness.fixture import RecordedReadsFixture
+from tracetui.core.harness.redact import Redactor
 from tracetui.core.model import SpanKind, Status
 
 MOVE = {"src": "A1", "dst": "B2", "amount": 120}
@@ -145,6 +146,7 @@ class Ledger(RecordedReadsFixture):
         self.balances = {"A1": 500, "B2": 20}
 
     def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
+        assert write, "a write reaches the store as a write"
         if tool != "transfer":
             raise LookupError(tool)
         self.balances[arguments["src"]] -= arguments["amount"]
@@ -307,6 +309,45 @@ def test_a_tool_name_is_redacted_in_the_span_and_the_agents_registry_keeps_the_r
     assert out.last.data["effect"] == "read"
 
 
+def test_arguments_are_written_redacted_by_the_tools_own_sensitive_fields_and_the_tool_gets_them_raw() -> None:
+    seen: list[Any] = []
+    s, out = session("record", None, tools={"get": lambda **kw: seen.append(kw) or "ok"}, reads={"get"},
+                     sensitive={"get": ["nickname"]})
+    s.tool("get", {"nickname": "Bobby Tables", "account": "A1"}, None)
+    assert seen == [{"nickname": "Bobby Tables", "account": "A1"}]
+    assert out.last.data["arguments"]["nickname"].startswith("<SENSITIVE_")
+    assert out.last.data["args_hash"] == args_hash(out.last.data["arguments"])
+
+
+def test_a_tool_on_the_read_list_by_its_written_name_is_a_read() -> None:
+    """An ambient session lists read tools as written (redacted); the agent calls them by the raw name."""
+    written = Redactor(KEY).text("mail ada@example.com")
+    s, out = session("record", None, tools={"mail ada@example.com": lambda: "sent"}, reads={written})
+    s.tool("mail ada@example.com", {}, None)
+    assert out.last.data["effect"] == "read"
+
+
+def test_a_write_of_one_plain_string_has_no_idempotency_key_from_its_arguments() -> None:
+    s, out = session("fixture", [], fixture=RecordedReadsFixture())
+    assert s.tool("note", "idempotency_key", None) == {"status": "ok", "simulated": True, "intercepted": True}
+    assert s.outcome.writes[0]["idempotency_key"] is None and out.last.data["arguments"] == "idempotency_key"
+
+
+def test_a_retrieval_is_written_redacted_and_the_retriever_gets_the_query_and_parameters_raw() -> None:
+    seen: list[Any] = []
+
+    def faq(query: str, **kw: Any) -> list[str]:
+        seen.append((query, kw))
+        return ["d1"]
+
+    s, out = session("record", None, retrievers={"faq": faq})
+    s.retrieve("faq", "limits for ada@example.com", {"owner": "bob@example.com", "top_k": 1})
+    assert seen == [("limits for ada@example.com", {"owner": "bob@example.com", "top_k": 1})]
+    assert out.last.data["query"].startswith("limits for <EMAIL_")
+    assert out.last.data["params"]["owner"].startswith("<EMAIL_") and out.last.data["top_k"] == 1
+    assert s.outcome.path[0][0] == "retrieval:faq"
+
+
 def test_an_explicit_live_call_is_made_instead_of_the_agents_tool() -> None:
     s, _ = session("record", None, tools={"get": lambda: "registry"}, reads={"get"})
     assert s.tool("get", {}, None, live=lambda: "given") == "given"
@@ -332,10 +373,11 @@ def test_the_async_forms_await_an_async_tool_and_retriever_and_pass_the_idempote
 def test_a_decision_is_written_with_its_value_and_options_redacted_and_returned_as_given() -> None:
     s, out = session("record", None)
     value = ("ada@example.com", 1)
-    assert s.decide("notify", value, ["yes", "no"]) is value
+    assert s.decide("notify", value, ("yes", "no")) is value
     span = out.last
     assert (span.kind, span.name, span.status) == (SpanKind.DECISION, "decision notify", Status.OK)
-    assert span.data["decision"] == "notify" and span.data["options"] == ["yes", "no"]
+    assert span.data["decision"] == "notify" and span.data["options"] == ["yes", "no"]  # JSON: lists
+    assert type(span.data["value"]) is list and type(span.data["options"]) is list
     assert span.data["value"][0].startswith("<EMAIL_") and span.data["value"][1] == 1
     s.decide("plain", True, None)
     assert out.last.data == {"decision": "plain", "value": True}
