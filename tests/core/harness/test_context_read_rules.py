@@ -262,13 +262,19 @@ def test_a_fixture_read_is_served_from_the_store_redacted_as_json_and_copied() -
 
 @pytest.mark.parametrize(("message", "detail"), [("no slot for ada@example.com", "no slot for <EMAIL_"),
                                                  ("", "LookupError")])
-def test_a_read_the_fixture_cannot_answer_is_an_unrecorded_call_saying_why(message: str, detail: str) -> None:
-    s, out = session("fixture", [], reads={"rooms"}, fixture=Slots(message))
+@pytest.mark.parametrize("recording", [[recorded(1, "slots", {"day": "tue"}, [])], None])
+def test_a_read_the_fixture_cannot_answer_is_an_unrecorded_call_saying_why(message: str, detail: str,
+                                                                           recording: Any) -> None:
+    """With or without a recording to name the nearest calls from (a session in fixture mode needs none)."""
+    s, out = session("fixture", recording, reads={"rooms"}, fixture=Slots(message))
     with pytest.raises(UnrecordedCall) as caught:
         s.tool("rooms", {"day": "mon"}, None)
     assert str(caught.value).startswith(f'unrecorded call rooms {{"day":"mon"}}: the fixture has no answer for it '
                                         f'({detail}')
-    assert str(caught.value).endswith(". Nothing was sent to a live system.")
+    first, *nearest = str(caught.value).split("\nNearest recorded calls:\n")
+    assert first.endswith(". Nothing was sent to a live system.")
+    assert nearest == ([] if recording is None else ['  slots {"day":"tue"}: tool name: rooms (recorded slots); '
+                                                     'arguments.day: "mon" (recorded "tue")'])
     assert "ada@example.com" not in str(caught.value)
     assert out.last.attributes == {"replay.source": "miss", "replay.divergence": "unrecorded_call"}
     assert (s.outcome.served, len(s.outcome.divergences)) == (0, 1)
