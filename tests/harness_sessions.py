@@ -25,14 +25,15 @@ CLOCK = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
 
 class Spans:
     """The session's writer kept in memory (``TraceWriter.span`` is the one method a session calls). It checks
-    what every span a session writes holds (docs/format.md), so each test checks it: a seq of its own, start and
-    end times in order, the name its kind gives (``execute_tool NAME``, ``retrieve INDEX``, ``decision NAME``),
-    the run's trace id, a parent, and an error type exactly when it failed."""
+    what every span a session writes holds (docs/format.md), so each test checks it: an id and a seq of its own,
+    start and end times in order, the name its kind gives (``execute_tool NAME``, ``retrieve INDEX``,
+    ``decision NAME``), the run's trace id, a parent, and an error type exactly when it failed."""
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
 
     def span(self, span: Span) -> None:
+        assert isinstance(span.span_id, str) and span.span_id not in {s.span_id for s in self.spans}, span
         assert isinstance(span.seq, int) and span.seq not in {s.seq for s in self.spans}, span
         assert isinstance(span.start_ns, int) and isinstance(span.end_ns, int) and span.start_ns < span.end_ns, span
         names = {SpanKind.TOOL: ("execute_tool", "tool_name"), SpanKind.RETRIEVAL: ("retrieve", "index"),

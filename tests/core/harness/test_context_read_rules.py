@@ -139,8 +139,8 @@ def test_a_read_called_once_more_than_recorded_exhausts_the_recording(recorded_t
     n = recorded_times
     assert str(caught.value) == (f"get called {n + 1} times with these arguments; the recording has {words}, all "
                                  f"served (recorded {n}, requested {n + 1}). Nothing was sent to a live system.")
-    assert (caught.value.recorded, caught.value.arguments, caught.value.span_id) == (n, {"account": "A1"},
-                                                                                      out.last.span_id)
+    assert (caught.value.tool, caught.value.recorded, caught.value.arguments) == ("get", n, {"account": "A1"})
+    assert caught.value.span_id == out.last.span_id
     assert out.last.data["output"] == {"error": "recording_exhausted", "message": str(caught.value), "recorded": n}
     assert out.last.attributes == {"replay.source": "miss", "replay.divergence": "recording_exhausted"}
     assert (s.outcome.served, s.outcome.misses) == (n, 1)

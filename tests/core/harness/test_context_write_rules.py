@@ -77,8 +77,10 @@ def test_a_write_with_no_recorded_write_near_has_no_nearest_lines() -> None:
 
 def test_a_recorded_write_never_finished_is_refused_and_the_intent_diverged() -> None:
     s, out = session("strict", [recorded(1, "transfer", MOVE, None, effect="write", end=None)])
-    with pytest.raises(RecordingIncomplete):
+    with pytest.raises(RecordingIncomplete) as caught:
         s.tool("transfer", MOVE, None)
+    assert str(caught.value).startswith("incomplete recording: transfer was started but never finished")
+    assert (caught.value.tool, caught.value.span_id) == ("transfer", out.last.span_id)
     assert out.last.attributes["replay.source"] == "refused"
     assert out.last.attributes["replay.intercepted"] is True
     assert s.outcome.writes == [intent(1, out.last.span_id, "diverged")]
@@ -151,7 +153,7 @@ class Ledger(RecordedReadsFixture):
             raise LookupError(tool)
         self.balances[arguments["src"]] -= arguments["amount"]
         if self.balances[arguments["src"]] < 0:
-            raise ValueError(f"insufficient funds in {arguments['src']}")
+            raise ValueError(f"insufficient funds in {arguments['src']} (nickname=Bobby)")
         self.balances[arguments["dst"]] += arguments["amount"]
         return {"status": "done", "at": ("2026", "03"), "nickname": "Bobby Tables"}
 
@@ -189,12 +191,13 @@ def test_a_write_the_fixture_cannot_apply_is_simulated_and_noted() -> None:
 
 
 def test_a_write_the_fixture_refuses_is_a_failed_span_its_partial_changes_kept_and_raised() -> None:
-    s, out = session("fixture", [], fixture=Ledger())
-    with pytest.raises(ValueError, match="insufficient funds in A1"):
+    s, out = session("fixture", [], fixture=Ledger(), sensitive={"transfer": ["nickname"]})
+    with pytest.raises(ValueError, match=r"insufficient funds in A1 \(nickname=Bobby\)"):
         s.tool("transfer", {**MOVE, "amount": 900}, "tx-9")
     span = out.last
     assert (span.status, span.error_type) == (Status.ERROR, "ValueError")
-    assert span.data["output"] == {"error_type": "ValueError", "message": "insufficient funds in A1"}
+    assert span.data["output"]["error_type"] == "ValueError"  # the message redacted by the tool's fields
+    assert span.data["output"]["message"].startswith("insufficient funds in A1 (nickname=<SENSITIVE_")
     assert span.attributes == {"replay.intercepted": True, "replay.source": "fixture",
                                "replay.write_intent": {"tool": "transfer", "idempotency_key": "tx-9", "position": 1}}
     assert s.outcome.writes == [intent(1, span.span_id, "fixture", "tx-9", {**MOVE, "amount": 900})]
