@@ -242,7 +242,7 @@ class Slots(RecordedReadsFixture):
         self.message = message
 
     def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
-        assert not write and "@" not in str(arguments), "a read reaches the store as a read, its arguments redacted"
+        assert write is False and "@" not in str(arguments), "a read reaches the store as a read, arguments redacted"
         if tool == "slots":
             return ({"day": arguments["day"], "free": ("09:00", "10:00"), "nickname": "Bobby Tables"})
         raise LookupError(self.message) if self.message else LookupError()
@@ -257,7 +257,8 @@ def test_a_fixture_read_is_served_from_the_store_redacted_as_json_and_copied() -
     assert span.data["output"]["free"] == ["09:00", "10:00"]
     assert (span.status, span.data["output_truncated"], span.attributes) == (Status.OK, False,
                                                                              {"replay.source": "fixture"})
-    assert (s.outcome.served, s.outcome.misses, s.outcome.live_calls) == (1, 0, 0)
+    s.tool("slots", {"day": "tue"}, None)
+    assert (s.outcome.served, s.outcome.misses, s.outcome.live_calls) == (2, 0, 0)
 
 
 @pytest.mark.parametrize(("message", "detail"), [("no slot for ada@example.com", "no slot for <EMAIL_"),
@@ -277,6 +278,7 @@ def test_a_read_the_fixture_cannot_answer_is_an_unrecorded_call_saying_why(messa
                                                      'arguments.day: "mon" (recorded "tue")'])
     assert "ada@example.com" not in str(caught.value)
     assert out.last.attributes == {"replay.source": "miss", "replay.divergence": "unrecorded_call"}
+    assert out.last.data["output"]["error"] == "unrecorded_call" and caught.value.span_id == out.last.span_id
     assert (s.outcome.served, len(s.outcome.divergences)) == (0, 1)
 
 
@@ -286,14 +288,15 @@ def test_a_read_the_fixture_answers_by_raising_is_a_failed_span_redacted_by_the_
             raise PermissionError(f"{tool} refused for nickname=Bobby")
 
     s, out = session("fixture", [], reads={"slots"}, fixture=Refusing(), sensitive={"slots": ["nickname"]})
-    with pytest.raises(PermissionError, match="nickname=Bobby"):  # the agent gets the store's own error
-        s.tool("slots", {"day": "mon"}, None)
+    for _ in range(2):
+        with pytest.raises(PermissionError, match="nickname=Bobby"):  # the agent gets the store's own error
+            s.tool("slots", {"day": "mon"}, None)
     span = out.last
     assert (span.status, span.error_type, span.attributes) == (Status.ERROR, "PermissionError",
                                                                {"replay.source": "fixture"})
     assert span.data["output"]["message"].startswith("slots refused for nickname=<SENSITIVE_")
     assert span.data["output_truncated"] is False
-    assert (s.outcome.served, s.outcome.divergences) == (1, [])
+    assert (s.outcome.served, s.outcome.divergences) == (2, [])  # each answer, a failure too, counts as served
     with pytest.raises(PermissionError):
         s.retrieve("faq", "q", {})
     assert out.last.data["documents"]["message"].startswith("retrieval:faq refused for nickname=")

@@ -66,6 +66,9 @@ def test_a_write_matching_no_recorded_write_diverges_naming_the_nearest_writes()
     assert s.outcome.writes == [intent(1, span.span_id, "diverged", args=other)]
     assert (s.outcome.misses, s.outcome.live_calls) == (1, 0)
     assert s.outcome.divergences[0]["type"] == "write_mismatch"
+    with pytest.raises(WriteMismatch):
+        s.tool("transfer", {**MOVE, "amount": 98}, None)
+    assert s.outcome.misses == 2
 
 
 def test_a_write_with_no_recorded_write_near_has_no_nearest_lines() -> None:
@@ -91,8 +94,9 @@ def test_a_write_after_an_incomplete_recording_was_served_whole_is_past_its_end(
     s, out = session("strict", [recorded(1, "get", {}, "x"), recorded(2, "slow", {}, None, end=None)],
                      reads={"get", "slow"})
     s.tool("get", {}, None)
-    with pytest.raises(RecordingIncomplete, match="the replay reached transfer after the end of the recording"):
+    with pytest.raises(RecordingIncomplete, match="reached transfer after the end of the recording") as caught:
         s.tool("transfer", MOVE, None)
+    assert caught.value.span_id == out.last.span_id
     assert out.last.attributes["replay.source"] == "miss" and s.outcome.misses == 1
 
 
@@ -148,7 +152,7 @@ class Ledger(RecordedReadsFixture):
         self.balances = {"A1": 500, "B2": 20}
 
     def call(self, tool: str, arguments: Any, *, write: bool) -> Any:
-        assert write, "a write reaches the store as a write"
+        assert write is True, "a write reaches the store as a write"
         if tool != "transfer":
             raise LookupError(tool)
         self.balances[arguments["src"]] -= arguments["amount"]
