@@ -159,6 +159,7 @@ def test_a_miss_after_an_incomplete_recording_was_served_whole_is_past_its_end()
                                  "time)). The replay stops here.")
     assert (caught.value.tool, caught.value.span_id) == ("other", out.last.span_id)
     assert out.last.attributes == {"replay.source": "miss", "replay.divergence": "recording_incomplete"}
+    assert out.last.data["output"] == {"error": "recording_incomplete", "message": str(caught.value)}
     assert s.outcome.misses == 2
 
 
@@ -193,6 +194,9 @@ def test_loose_mode_with_allow_live_sends_a_miss_to_the_live_tool_with_the_netwo
     assert span.data["output"]["nickname"].startswith("<SENSITIVE_")  # the span, redacted by the tool's fields
     assert (span.status, span.data["mode"], span.attributes) == (Status.OK, "live", {"replay.source": "live"})
     assert (s.outcome.live_calls, s.outcome.misses, s.outcome.served, s.outcome.divergences) == (1, 1, 0, [])
+    with block_network("loose"):
+        s.tool("get", {"account": "C3"}, None)
+    assert (s.outcome.live_calls, s.outcome.misses) == (2, 2)
 
 
 def test_a_live_miss_that_fails_is_written_failed_and_raised_to_the_agent() -> None:
@@ -328,6 +332,7 @@ def test_a_retrieval_is_keyed_by_query_and_parameters_and_served_from_its_docume
         s.retrieve("faq", "limits", {"top_k": 2, "filters": {"lang": "en"}, "rerank": False})
     assert out.last.data["documents"]["error"] == "unrecorded_call" and "output_truncated" not in out.last.data
     assert caught.value.tool == "retrieval:faq"
+    assert caught.value.arguments == {"query": "limits", "top_k": 2, "filters": {"lang": "en"}, "rerank": False}
     assert s.outcome.path[0][0] == "retrieval:faq"
 
 
@@ -338,6 +343,13 @@ def test_volatile_argument_paths_are_counted_each_time_a_replayed_call_holds_the
     assert s.tool("get", {"account": "A1", "request_id": "r-9"}, None) == {"n": 1}
     assert s.tool("get", {"account": "A1", "request_id": "r-8"}, None) == {"n": 2}
     assert s.volatile_applied == {"get.request_id": 2}
+
+
+def test_a_retrievals_volatile_parameters_are_masked_under_its_index_tool_name() -> None:
+    rec = recorded_retrieval(1, "faq", "limits", ["d1"], params={"request_id": "r-1"})
+    s, _ = session("strict", [rec], volatile={"retrieval:faq": ["request_id"]})
+    assert s.retrieve("faq", "limits", {"request_id": "r-9"}) == ["d1"]
+    assert s.volatile_applied == {"retrieval:faq.request_id": 1}
 
 
 def test_the_live_call_a_record_makes_is_blocked_by_the_guard_unlike_a_loose_miss() -> None:
