@@ -27,7 +27,7 @@ class Spans:
     """The session's writer kept in memory (``TraceWriter.span`` is the one method a session calls). It checks
     what every span a session writes holds (docs/format.md), so each test checks it: an id and a seq of its own,
     start and end times in order, the name its kind gives (``execute_tool NAME``, ``retrieve INDEX``,
-    ``decision NAME``), the run's trace id, a parent, and an error type exactly when it failed."""
+    ``decision NAME``, ``chat MODEL``), the run's trace id, a parent, and an error type exactly when it failed."""
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
@@ -37,7 +37,7 @@ class Spans:
         assert isinstance(span.seq, int) and span.seq not in {s.seq for s in self.spans}, span
         assert isinstance(span.start_ns, int) and isinstance(span.end_ns, int) and span.start_ns < span.end_ns, span
         names = {SpanKind.TOOL: ("execute_tool", "tool_name"), SpanKind.RETRIEVAL: ("retrieve", "index"),
-                 SpanKind.DECISION: ("decision", "decision")}
+                 SpanKind.DECISION: ("decision", "decision"), SpanKind.LLM: ("chat", "model")}
         prefix, named = names[span.kind]
         assert span.name == f"{prefix} {span.data[named]}", span
         assert span.parent_id is not None and span.trace_id, span

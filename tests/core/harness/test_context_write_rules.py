@@ -16,9 +16,11 @@ from harness_sessions import KEY, recorded, session
 
 from tracetui.core.canonical import args_hash
 from tracetui.core.errors import HarnessError, RecordingExhausted, RecordingIncomplete, WriteMismatch
+from tracetui.core.harness.cassette import Cassette
 from tracetui.core.harness.fixture import RecordedReadsFixture
 from tracetui.core.harness.redact import Redactor
-from tracetui.core.model import SpanKind, Status
+from tracetui.core.harness.steps import run_steps
+from tracetui.core.model import Span, SpanKind, Status, Trace
 
 MOVE = {"src": "A1", "dst": "B2", "amount": 120}
 
@@ -227,6 +229,7 @@ def test_a_recorded_tool_call_is_live_its_output_redacted_in_the_span_only() -> 
                          "output_truncated": False}
     assert span.data["output"]["nickname"].startswith("<SENSITIVE_")
     assert (span.status, span.attributes) == (Status.OK, {})
+    assert s.outcome.path == [("get", args_hash({"account": "A1"}))]  # the call path, keyed by the arguments' hash
     s.tool("get", {"account": "B2"}, None)
     assert s.outcome.live_calls == 2
 
@@ -410,3 +413,17 @@ def test_spans_are_numbered_after_the_root_under_it_with_ids_from_the_seed_and_t
     assert session("record", None, trace_id="u" * 32)[0].root_id != s.root_id
     assert session("record", None)[0].rng.random() == again.rng.random()
     assert session("record", None, seed=7)[0].rng.random() != session("record", None)[0].rng.random()
+
+
+def test_a_replay_session_serves_llm_calls_frozen_by_default_and_counts_the_fields_a_foreign_one_lacks() -> None:
+    """No ``llm_mode`` given: a replay serves the recorded answer (the agent has no MODEL to call); a foreign
+    recording's call that lacks a param the replay sends is counted per field (the run report's note)."""
+    messages = [{"role": "user", "content": "hi"}]
+    rec = Span("rec1", "root", 1, SpanKind.LLM, "chat toy-1", 1, 2, Status.OK, None,
+               {"model": "toy-1", "messages": messages, "output": {"role": "assistant", "content": "hello"}}, {})
+    s, out = session("strict", [], tools={"get": lambda account: account})
+    s.cassette = Cassette.from_trace(Trace([rec], header={}, format="otel-sdk-json"))
+    raw, data = run_steps(s.llm_steps(messages, "toy-1", None, None, {"temperature": 0}))
+    assert raw is None and data["output"] == {"role": "assistant", "content": "hello"}
+    assert data["tool_schemas_hash"] == s.spec.tool_schema_hash() == out.last.data["tool_schemas_hash"]
+    assert (s.llm_unchecked, s.outcome.llm_served, s.outcome.model_calls) == ({"params.temperature": 1}, 1, 0)
