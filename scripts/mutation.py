@@ -63,6 +63,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/harness/test_guard.py",
             "tests/core/harness/test_first_divergence_agrees.py",
             "tests/core/harness/test_context_rules.py",
+            "tests/core/harness/test_context_read_rules.py",
+            "tests/core/harness/test_context_write_rules.py",
         ],
     ),
     "golden": (["tracetui/core/golden/*"], ["tests/core/golden"]),

@@ -358,7 +358,8 @@ class Session(LlmCalls):
             try:
                 output = yield Live(live, network=True)
             except Exception as exc:
-                data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)})
+                data[out_field] = self.redactor.value({"error_type": type(exc).__name__, "message": str(exc)},
+                                                      tool=tool)
                 self._emit(span_id, seq, start, kind, name, data, status=Status.ERROR,
                            error_type=type(exc).__name__, attributes={"replay.source": "live"})
                 raise
