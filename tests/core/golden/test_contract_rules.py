@@ -21,6 +21,7 @@ from tracetui.core.golden.contract import (
     dump_contract,
     load_contract,
     loads_contract,
+    subset_match,
 )
 
 HEAD = "schema: tracetui-contract/1\n"
@@ -46,8 +47,8 @@ def _error(body: str, path: str = FILE) -> GoldenCaseError:
     ("must_call:\n  - {id: a, tool: 1.5}\n", "must_call[0].tool", "must be a non-empty string, not a number"),
     ("must_call:\n  - {id: a, tool: true}\n", "must_call[0].tool", "must be a non-empty string, not a boolean"),
     ("must_call:\n  - {id: a, tool: [t]}\n", "must_call[0].tool", "must be a non-empty string, not a list"),
-    # a YAML date is named by its type
-    ("must_call:\n  - {id: a, tool: 2026-11-06}\n", "must_call[0].tool", "must be a non-empty string, not date"),
+    # a type YAML builds but the list above does not name is named by its Python type
+    ("must_call:\n  - {id: a, tool: !!set {t}}\n", "must_call[0].tool", "must be a non-empty string, not set"),
     ("must_call:\n  - {id: a, tool: t, args: [1]}\n", "must_call[0].args",
      "must be a mapping of field -> expected value, not a list"),
     ("must_call:\n  - {id: a, tool: t, args: yes please}\n", "must_call[0].args",
@@ -118,6 +119,17 @@ def test_an_empty_or_malformed_step_is_not_a_state_path(path: str) -> None:
 def test_list_steps_alone_are_a_state_path() -> None:
     c = loads_contract(HEAD + "final_state:\n  - {id: a, path: 'slots[0][1].at', equals: 1}\n")
     assert c.final_state[0].path == "slots[0][1].at"
+
+
+def test_an_unquoted_date_is_the_text_written_and_matches_the_recorded_argument() -> None:
+    # YAML reads `2026-11-06` as a date, which never equals the JSON string a trace records: a contract written
+    # without quotes failed every run, its message quoting the very date the call had
+    c = loads_contract(HEAD + "must_call:\n  - {id: a, tool: list_open_slots, args: {date: 2026-11-06}}\n"
+                              "final_state:\n  - {id: f, path: booked.at, equals: 2026-11-06 15:30:00}\n")
+    assert c.must_call[0].args == {"date": "2026-11-06"}
+    assert c.final_state[0].equals == "2026-11-06 15:30:00"
+    assert subset_match(c.must_call[0].args, {"date": "2026-11-06", "region": "north"})
+    assert loads_contract(dump_contract(c)) == c
 
 
 # --------------------------------------------------------------------------- loading: defaults
