@@ -74,7 +74,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "golden-checking": (
         ["tracetui/core/golden/checking.py"],
-        ["tests/core/golden/test_contract.py"],
+        ["tests/core/golden/test_contract.py", "tests/core/golden/test_checking_rules.py"],
     ),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
