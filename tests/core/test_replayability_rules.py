@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from builders import TraceBuilder
+from builders import TraceBuilder, make_span
 
 from tracetui.core.model import Trace
-from tracetui.core.readers.tree import NOT_CAPTURED
+from tracetui.core.readers.tree import MISSING_PARENT, NOT_CAPTURED
 from tracetui.core.triage.replayability import Finding, assess
 
 T0 = 1_762_161_242_118_000_000  # TraceBuilder's first span
@@ -187,3 +187,112 @@ def test_findings_come_run_level_first_then_by_span_grouped_or_not() -> None:
     t.header = {**GOOD, "clock": {}}
     assert [(f.code, f.span_id) for f in assess(t).findings] == [("no_clock", None), ("content_not_captured", "s0")]
     assert [f.code for f in root.findings] == ["no_clock"]
+
+
+# --------------------------------------------------------------------------- run level: clock and tool schemas
+NO_CLOCK = ("header.clock.now is not recorded: the time the agent was given is unknown, so a replay cannot freeze its "
+            "clock to it, and anything derived from now() (dates in prompts, 'today' in arguments) may differ")
+
+
+def test_no_clock_offers_the_roots_start_time_or_says_there_is_none() -> None:
+    (f,) = findings(run(header={**GOOD, "clock": {"now": ""}}), "no_clock")
+    assert (f.span_id, f.field, f.severity, f.reason) == (None, "header.clock", "partial", NO_CLOCK)
+    assert f.workaround == ("the root span's start time, 2025-11-03T09:14:02.118Z (inferred), stands for the clock: "
+                            "replay with that clock")
+    b = TraceBuilder()
+    b.add("agent", "support")
+    timeless = b.trace()
+    timeless.spans[0].start_ns = timeless.spans[0].end_ns = None
+    timeless.header = {**GOOD, "clock": None}
+    (g,) = findings(timeless, "no_clock")
+    assert (g.reason, g.workaround) == (NO_CLOCK, "none: no span has a start time; give the replay a clock by hand")
+
+
+NO_HASH = ("no tool-schema hash is recorded (neither header.tool_schema_hash nor llm.tool_schemas_hash): a replay "
+           "cannot tell whether the recording was made against the tool schemas the agent exposes now")
+
+
+def test_no_tool_schema_hash_offers_the_tools_shown_to_the_model_or_says_there_are_none() -> None:
+    bare = {**GOOD, "tool_schema_hash": None}
+    (f,) = findings(run(llm(tool_schemas_hash=None), tool(), llm(tool_schemas_hash=None, tools=[{"name": "a"},
+                                                                                                {"name": "b"}]),
+                        header=bare), "no_tool_schema_hash")
+    assert (f.span_id, f.field, f.severity, f.reason) == (None, "header.tool_schema_hash", "partial", NO_HASH)
+    assert f.workaround == "the 2 tool definitions offered to the model (llm span 's3') stand for the hash"
+    (g,) = findings(run(llm(tool_schemas_hash=None), tool(), header=bare), "no_tool_schema_hash")
+    assert g.workaround == ("none recorded: the tools offered to the model are not in the trace; a schema change "
+                            "shows only as calls that no longer match")
+
+
+def test_a_hash_that_is_not_text_is_no_hash() -> None:
+    odd = {**GOOD, "tool_schema_hash": 5}
+    assert [f.code for f in assess(run(llm(tool_schemas_hash=7), tool(), header=odd)).findings] == ["no_tool_schema_hash"]
+    assert findings(run(tool(), header={**GOOD, "tool_schema_hash": None}), "no_tool_schema_hash") != []
+    assert findings(run(llm(tool_schemas_hash=None), header={**GOOD, "tool_schema_hash": None}),
+                    "no_tool_schema_hash") == []  # no tool called: nothing to match
+
+
+def test_hashes_changing_during_the_run_name_the_first_two_in_span_order() -> None:
+    rep = assess(run(llm(tool_schemas_hash="zz"), llm(tool_schemas_hash="aa"), llm(tool_schemas_hash="mm"),
+                     header={**GOOD, "tool_schema_hash": None}))
+    (f,) = rep.findings
+    assert (f.code, f.span_id, f.field, f.severity) == ("tool_schema_changed", "s2", "llm.tool_schemas_hash", "partial")
+    assert f.reason == ("the llm spans of this run saw 3 different tool-schema hashes ('zz' from span 's1', 'aa' from "
+                        "span 's2'): the tools changed during the run, so one recording cannot serve every call")
+    assert f.workaround == "compare each call with the schema its own llm span saw"
+
+
+def test_a_recording_against_other_schemas_than_the_agents_names_where_its_hash_was_read() -> None:
+    changed = assess(run(tool()), tool_schema_hash="def").findings  # GOOD's header hash is "abc"
+    assert [(f.span_id, f.field, f.severity, f.workaround) for f in changed] == [
+        (None, "header.tool_schema_hash", "partial", "judge the schema change first: it is a config change")]
+    assert changed[0].reason == ("the recording was made against tool schemas 'abc' (header.tool_schema_hash) and the "
+                                 "agent now exposes 'def': recorded calls may no longer match the tools' contracts; "
+                                 "re-record, or check the schema change first")
+    per_llm = assess(run(llm(tool_schemas_hash="h1"), tool(), header={**GOOD, "tool_schema_hash": None}),
+                     tool_schema_hash="h2").findings
+    assert [(f.field, "tool schemas 'h1' (llm.tool_schemas_hash)" in f.reason) for f in per_llm] == [
+        ("llm.tool_schemas_hash", True)]
+    assert assess(run(llm(tool_schemas_hash="h1"), header={**GOOD, "tool_schema_hash": None}),
+                  tool_schema_hash="h1").findings == []
+
+
+# --------------------------------------------------------------------------- spans missing
+def _seqs(*seqs: int, **attributes_by_id: dict[str, Any]) -> Trace:
+    spans = [make_span("agent", f"x{q}", span_id=f"x{q}", parent_id=None if i == 0 else "x" + str(seqs[0]), seq=q,
+                       attributes=attributes_by_id.get(f"x{q}", {})) for i, q in enumerate(seqs)]
+    return Trace(spans=spans, header=dict(GOOD), format="test")
+
+
+LOST = ": lines were lost (skipped as unreadable, dropped by a collector, or never written)"
+
+
+def test_a_gap_in_seq_names_how_many_spans_and_where_the_first_gap_is() -> None:
+    (f,) = findings(_seqs(0, 2, 3), "seq_gap")
+    assert (f.span_id, f.field, f.severity) == ("x2", None, "not_replayable")
+    assert f.reason == "1 span missing from the seq order: 1 between seq 0 and span 'x2' (seq 2)" + LOST
+    (g,) = findings(_seqs(1, 2, 3), "seq_gap")  # seq counts from 0: the first span is missing
+    assert g.reason == "1 span missing from the seq order: 1 between the start and span 'x1' (seq 1)" + LOST
+    rep = assess(_seqs(0, 3, 4, 6, 9))
+    (h,) = [f for f in rep.findings if f.code == "seq_gap"]
+    assert h.reason == ("5 spans missing from the seq order: 2 between seq 0 and span 'x3' (seq 3), and 2 more gaps"
+                        + LOST)
+    assert rep.per_span == {"x3": "not_replayable", "x6": "not_replayable", "x9": "not_replayable"}
+    (one_more,) = findings(_seqs(0, 2, 4), "seq_gap")
+    assert one_more.reason.endswith("(seq 2), and 1 more gap" + LOST)
+    assert findings(_seqs(0, 1, 2), "seq_gap") == []
+
+
+ORPHAN = ("span {sid!r} names parent 'gone', which is not in the trace: the parent span was never recorded, sits in "
+          "another file, or the file is incomplete")
+
+
+def test_orphans_name_the_parent_they_lost_grouped_when_many() -> None:
+    lost = {MISSING_PARENT: "gone"}
+    (f,) = findings(_seqs(0, 1, x1=lost), "orphan_span")
+    assert (f.span_id, f.field, f.severity, f.reason) == ("x1", None, "not_replayable", ORPHAN.format(sid="x1"))
+    (g,) = findings(_seqs(0, 1, 2, x1=lost, x2=lost), "orphan_span")
+    assert (g.span_id, g.reason) == ("x1", "2 agent spans ('x1', 'x2') name a parent that is not in the trace: spans "
+                                           "are missing; first: " + ORPHAN.format(sid="x1"))
+    # a parent flagged remote lives in another service's trace: a root here
+    assert findings(_seqs(0, 1, x1={**lost, "otel.flags": 0x300}), "orphan_span") == []
