@@ -296,3 +296,174 @@ def test_orphans_name_the_parent_they_lost_grouped_when_many() -> None:
                                            "are missing; first: " + ORPHAN.format(sid="x1"))
     # a parent flagged remote lives in another service's trace: a root here
     assert findings(_seqs(0, 1, x1={**lost, "otel.flags": 0x300}), "orphan_span") == []
+
+
+UNCLOSED = ("span {sid!r} ({what}) started but never closed (no end_ns) while other spans of the run did: its end, and "
+            "what it returned, were never recorded (a crash, a kill, or a file still being written)")
+
+
+def _open(native: bool, *open_ids: str) -> Trace:
+    """root s0 > parent s1 > leaf s2, and a closed sibling s3; the spans named stay open."""
+    b = TraceBuilder()
+    root = b.add("agent", "support")
+    parent = b.add("agent", "step", parent=root)
+    b.add("tool", "search", parent=parent, arguments={}, output=[])
+    b.add("tool", "get", parent=root, arguments={}, output=[])
+    t = b.trace()
+    for s in t.spans:
+        if s.span_id in open_ids:
+            s.end_ns = None
+    t.header = dict(GOOD)
+    t.format = "tracetui" if native else "test"
+    return t
+
+
+def test_an_open_root_or_parent_is_unclosed_an_open_leaf_only_in_a_native_file() -> None:
+    (f,) = findings(_open(False, "s0"), "unclosed_span")
+    assert (f.span_id, f.field, f.severity, f.reason) == ("s0", "end_ns", "not_replayable",
+                                                          UNCLOSED.format(sid="s0", what="the run's root"))
+    (g,) = findings(_open(False, "s1"), "unclosed_span")
+    assert g.reason == UNCLOSED.format(sid="s1", what="a parent")
+    assert findings(_open(False, "s2"), "unclosed_span") == []  # a point event in a foreign file
+    (h,) = findings(_open(True, "s2"), "unclosed_span")
+    assert h.reason == UNCLOSED.format(sid="s2", what="the span")
+    (grouped,) = findings(_open(False, "s0", "s1"), "unclosed_span")
+    assert grouped.reason == ("2 agent spans ('s0', 's1') started but never closed while the run went on: their ends, "
+                              "and what they returned, were never recorded")
+    # a source that records no end time at all: nothing tells an open span from a point event
+    assert findings(_open(True, "s0", "s1", "s2", "s3"), "unclosed_span") == []
+
+
+# --------------------------------------------------------------------------- fields a replay needs, per span kind
+def _one(trace: Trace, field: str) -> Finding:
+    (f,) = [f for f in assess(trace).findings if f.field == field]
+    return f
+
+
+def test_a_tool_call_without_arguments_cannot_be_matched() -> None:
+    f = _one(run(tool(arguments=None)), "tool.arguments")
+    assert (f.span_id, f.code, f.severity) == ("s1", "missing_field", "not_replayable")
+    assert f.reason == "tool span 's1' (search_orders) has no tool.arguments: a replay cannot match the call to its recording"
+    g = _one(run(tool(arguments=None), tool(arguments=None)), "tool.arguments")
+    assert g.reason == ("2 tool spans ('s1', 's2') have no tool.arguments: a replay cannot match these calls to their "
+                        "recording")
+
+
+def test_a_tool_output_missing_before_a_decision_blocks_after_the_last_llm_call_it_weakens() -> None:
+    f = _one(run(tool(output=None), llm()), "tool.output")
+    assert (f.span_id, f.code, f.severity, f.workaround) == ("s1", "missing_field", "not_replayable", None)
+    assert f.reason == ("tool span 's1' (search_orders) has no tool.output and did not fail: a replay has nothing to "
+                        "serve for the call")
+    g = _one(run(tool(output=None), tool(output=None), llm()), "tool.output")
+    assert g.reason == ("2 tool spans ('s1', 's2') have no tool.output and did not fail: a replay has nothing to serve "
+                        "for these calls")
+    late = _one(run(llm(), tool(output=None)), "tool.output")
+    assert (late.severity, late.workaround) == ("partial", "none needed for the verdict: no decision read it")
+    assert late.reason == ("tool span 's2' (search_orders) has no tool.output; no llm call came after it, so no decision "
+                           "read it, but a replay cannot serve it either")
+    assert _one(run(llm(), tool(output=None), tool(output=None)), "tool.output").reason == (
+        "2 tool spans ('s2', 's3') have no tool.output, after the last llm call")
+    # a failed call may have no output
+    assert assess(run(tool(output=None, status="error"), llm())).findings == []
+
+
+def test_a_native_file_that_wrote_output_null_recorded_an_empty_output() -> None:
+    t = run(tool(output=None), llm())
+    t.format = "tracetui"
+    assert assess(t).findings == []
+    t.spans[1].data.pop("output")
+    assert [f.field for f in assess(t).findings] == ["tool.output"]
+
+
+def test_the_recorders_truncation_flag_is_its_own_finding() -> None:
+    f = _one(run(tool(output_truncated=True)), "tool.output")
+    assert (f.code, f.severity) == ("truncated_output", "not_replayable")
+    assert f.reason == ("tool span 's1': tool.output_truncated is true, the recorder could not store the output whole; "
+                        "a strict replay never serves a truncated output")
+    g = _one(run(tool(output_truncated=True), tool(output_truncated=True)), "tool.output")
+    assert g.reason == ("2 tool spans ('s1', 's2') have tool.output_truncated true: the recorder could not store their "
+                        "outputs whole, and a strict replay never serves a truncated output")
+    assert assess(run(tool(output_truncated=False))).findings == []
+
+
+def test_an_llm_output_attribute_the_reader_could_not_read_is_a_lost_answer() -> None:
+    raw = '{"role": "assistant", "content": "ok", "extra": tru'  # JSON cut mid-value
+    lost = "not messages at all"
+    f = _one(run(llm(output=None, attributes={"gen_ai.output.messages": lost})), "llm.output")
+    assert (f.code, f.severity) == ("missing_field", "not_replayable")
+    assert f.reason == (f"llm span 's1': its output attribute ({len(lost):,} characters) could not be read as messages: "
+                        "the answer the model gave is lost")
+    g = _one(run(llm(output=None, attributes={"gen_ai.output.messages": raw})), "llm.output")
+    assert g.code == "truncated_output"
+
+
+def test_an_llm_call_without_its_messages_is_served_but_not_checked() -> None:
+    f = _one(run(llm(messages=None)), "llm.messages")
+    assert (f.code, f.severity) == ("missing_field", "partial")
+    assert f.reason == ("llm span 's1' has no llm.messages: the rendered messages actually sent were not recorded, so a "
+                        "replay cannot check the model's input")
+    assert f.workaround == ("the run's earlier spans (the answers and tool outputs before each call) stand for the "
+                            "input; the recorded answer is served")
+    g = _one(run(llm(messages=None), llm(messages=None)), "llm.messages")
+    assert g.reason == ("2 llm spans ('s1', 's2') have no llm.messages: the rendered messages actually sent were not "
+                        "recorded")
+
+
+def test_an_llm_answer_cut_by_the_capture_is_truncated_one_cut_by_the_token_limit_is_not() -> None:
+    cut = {"role": "assistant", "content": "the first part [TRUNCATED]"}
+    assert _one(run(llm(output=cut)), "llm.output").code == "truncated_output"
+    for reason in ("length", "max_tokens", "max_output_tokens", "model_length"):
+        assert assess(run(llm(output=cut, finish_reason=reason))).findings == [], reason
+    assert _one(run(llm(output=cut, finish_reason="stop")), "llm.output").code == "truncated_output"
+
+
+def test_the_model_is_needed_on_the_span_or_in_the_header() -> None:
+    f = _one(run(llm(model=None), header={**GOOD, "model": None}), "llm.model")
+    assert (f.code, f.severity) == ("missing_field", "partial")
+    assert f.reason == ("llm span 's1' has no llm.model and the header names none: a replay cannot be sure to call the "
+                        "same model")
+    assert f.workaround == ("the answers are compared by what they asked for; a replay whose header or spans name a "
+                            "model is still compared with it")
+    assert _one(run(llm(model=None), llm(model=""), header={**GOOD, "model": {"id": ""}}), "llm.model").reason == (
+        "2 llm spans ('s1', 's2') have no llm.model and the header names none")
+    for named in ({"id": "", "version": "2024-08-06"}, "gpt-4o"):
+        assert assess(run(llm(model=None), header={**GOOD, "model": named})).findings == [], named
+
+
+def test_the_prompt_version_is_needed_unless_the_header_names_the_one_template() -> None:
+    bare = {**GOOD, "prompt_versions": {}}
+    f = _one(run(llm(prompt_version=None), header=bare), "llm.prompt_version")
+    assert (f.code, f.severity) == ("missing_field", "partial")
+    assert f.reason == ("llm span 's1' has no llm.prompt_version and the header has no prompt_versions: the prompt the "
+                        "model was given cannot be rebuilt or compared")
+    assert f.workaround == "the rendered messages stand for it: they are compared as sent"
+    two = {**GOOD, "prompt_versions": {"a": "v1", "b": "v2"}}
+    system = [{"role": "system", "content": "You are a support agent."}, {"role": "user", "content": "hi"}]
+    g = _one(run(llm(prompt_version=None, messages=system), header=two), "llm.prompt_version")
+    assert g.reason.startswith("llm span 's1' has no llm.prompt_version and the header names 2 templates: ")
+    assert g.workaround.startswith("the rendered system prompt's hash (sha256:") and g.workaround.endswith(
+        ", first span) stands for the version: a trial whose system prompt hashes otherwise counts as a prompt change")
+    assert _one(run(llm(prompt_version=None), llm(prompt_version=None), header=bare), "llm.prompt_version").reason == (
+        "2 llm spans ('s1', 's2') have no llm.prompt_version, and the header's prompt_versions does not say which "
+        "version was rendered: the prompt cannot be named by version")
+    assert assess(run(llm(prompt_version=None, prompt_hash="sha256:ab"), header=bare)).findings == []
+    assert assess(run(llm(prompt_version=None, prompt_id="b"), header=two)).findings == []
+    assert assess(run(llm(prompt_version=None, prompt_id="c"), header=two)).findings != []
+
+
+def test_a_retrieval_needs_its_query_and_its_documents() -> None:
+    q = _one(run(("retrieval", "kb", {"query": None, "documents": []})), "retrieval.query")
+    assert (q.code, q.severity, q.reason) == ("missing_field", "not_replayable",
+                                              "retrieval span 's1' has no retrieval.query: a replay cannot match the call")
+    d = _one(run(("retrieval", "kb", {"query": "x"})), "retrieval.documents")
+    assert d.reason == "retrieval span 's1' has no retrieval.documents: a replay cannot serve what was retrieved"
+    both = run(("retrieval", "kb", {}), ("retrieval", "kb", {}))
+    assert [(f.field, f.reason) for f in assess(both).findings] == [
+        ("retrieval.query", "2 retrieval spans ('s1', 's2') have no retrieval.query"),
+        ("retrieval.documents", "2 retrieval spans ('s1', 's2') have no retrieval.documents")]
+    cut = _one(run(("retrieval", "kb", {"query": "x", "documents": ["a page [TRUNCATED]"]})), "retrieval.documents")
+    assert cut.code == "truncated_output"
+    words = "lorem ipsum dolor sit amet " * 200
+    assert assess(run(("retrieval", "kb", {"query": "x", "documents": [words[:2048]]}))).findings == []  # no caps
+    stripped = _one(run(("retrieval", "kb", {"attributes": {NOT_CAPTURED: "stripped"}})), "retrieval.documents")
+    assert (stripped.code, stripped.reason) == ("content_not_captured", "retrieval span 's1' carries no content: stripped")
