@@ -76,9 +76,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/golden/checking.py"],
         ["tests/core/golden/test_contract.py", "tests/core/golden/test_checking_rules.py"],
     ),
+    "golden-derive": (
+        ["tracetui/core/golden/derive.py"],
+        ["tests/core/golden/test_promote.py"],
+    ),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
-        ["tests/core/test_replayability.py"],
+        ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
     ),
 }
 

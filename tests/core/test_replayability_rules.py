@@ -113,12 +113,13 @@ def test_content_not_captured_names_what_is_missing_for_each_kind_and_why() -> N
 
 # --------------------------------------------------------------------------- truncation
 def test_a_truncated_tool_output_names_the_field_the_span_and_the_evidence() -> None:
-    marker = "the first part ...[truncated] rest"
-    (f,) = findings(run(tool(output={"body": marker})), "truncated_output")
+    (f,) = findings(run(tool(output={"body": "the first part [TRUNCATED]"})), "truncated_output")
     assert (f.span_id, f.field, f.severity) == ("s1", "tool.output", "not_replayable")
-    assert f.reason.startswith("tool.output of span 's1' looks truncated, ")
-    assert f.reason.endswith(": a strict replay never serves a truncated value")
-    assert "marker" in f.reason and "at .body" in f.reason
+    assert f.reason == ("tool.output of span 's1' looks truncated, at .body: carries the truncation marker "
+                        "'[TRUNCATED]': a strict replay never serves a truncated value")
+    (g,) = findings(run(llm(output={"role": "assistant", "content": "so far [TRUNCATED]"})), "truncated_output")
+    assert g.reason == ("llm.output of span 's1' looks truncated, at .content: carries the truncation marker "
+                        "'[TRUNCATED]': a strict replay never serves a truncated value")
 
 
 def test_each_truncation_evidence_counts_in_tool_outputs_and_arguments() -> None:
@@ -143,7 +144,7 @@ def test_truncations_on_many_spans_are_grouped_quoting_the_first() -> None:
 
 
 def test_text_the_tool_cut_itself_is_not_truncation_in_later_prompts_either() -> None:
-    cut = FULL[:2048]
+    cut = ("lorem ipsum dolor sit amet " * 40)[:1000] + "..."  # the tool's own cut: 1,000 characters and '...'
     seen = [{"role": "user", "content": "where?"}, {"role": "tool", "tool_call_id": "c1", "content": cut}]
     later = [*seen, {"role": "assistant", "content": "looking"}]
     rep = assess(run(tool(output=cut, call_id="c1"), llm(messages=seen), llm(messages=later)))
@@ -467,3 +468,52 @@ def test_a_retrieval_needs_its_query_and_its_documents() -> None:
     assert assess(run(("retrieval", "kb", {"query": "x", "documents": [words[:2048]]}))).findings == []  # no caps
     stripped = _one(run(("retrieval", "kb", {"attributes": {NOT_CAPTURED: "stripped"}})), "retrieval.documents")
     assert (stripped.code, stripped.reason) == ("content_not_captured", "retrieval span 's1' carries no content: stripped")
+
+
+def test_arguments_cut_are_truncated_even_when_the_model_saw_them_so() -> None:
+    # the model's prompt showing a value cut the same way excuses a tool's output (the tool cut it), never its
+    # arguments: the call itself was recorded cut
+    cut = ("lorem ipsum dolor sit amet " * 40)[:1000] + "..."
+    seen = [{"role": "user", "content": "where?"}, {"role": "tool", "tool_call_id": "c1", "content": cut}]
+    rep = assess(run(tool(arguments=cut, output={"ok": True}, call_id="c1"), llm(messages=seen)))
+    assert [(f.code, f.span_id, f.field) for f in rep.findings] == [("truncated_output", "s1", "tool.arguments"),
+                                                                    ("truncated_output", "s2", "llm.messages")]
+
+
+# --------------------------------------------------------------------------- verdicts per span, grouping, order
+def test_a_span_is_marked_by_its_worst_finding_whatever_their_order() -> None:
+    # llm: the messages missing (a caveat) is found before the answer cut (a blocker)
+    rep = assess(run(llm(messages=None, output={"role": "assistant", "content": "so far [TRUNCATED]"})))
+    assert [f.severity for f in rep.findings] == ["partial", "not_replayable"]
+    assert rep.per_span == {"s1": "not_replayable"}
+    # tool: the output missing (a blocker) is found before an id minted at run time (a caveat)
+    rep = assess(run(tool(arguments={"k": UUID}, output=None), llm()))
+    assert sorted(f.severity for f in rep.findings) == ["not_replayable", "partial"]
+    assert rep.per_span == {"s1": "not_replayable"}
+
+
+def test_a_group_of_spans_of_several_kinds_names_them_all_and_lists_five_ids() -> None:
+    lost = {MISSING_PARENT: "gone"}
+    b = TraceBuilder()
+    root = b.add("agent", "support")
+    b.add("agent", "step", parent="gone", attributes=lost)
+    b.add("tool", "get", parent="gone", attributes=lost, arguments={}, output=[])
+    t = b.trace()
+    t.header = dict(GOOD)
+    (f,) = findings(t, "orphan_span")
+    assert f.reason.startswith("2 agent/tool spans ('s1', 's2') name a parent")
+    five = assess(run(*[tool(arguments=None)] * 5)).findings
+    assert five[0].reason.startswith("5 tool spans ('s1', 's2', 's3', 's4', 's5') have no tool.arguments")
+    six = assess(run(*[tool(arguments=None)] * 6)).findings
+    assert six[0].reason.startswith("6 tool spans ('s1', 's2', 's3', 's4', 's5' and 1 more) have no tool.arguments")
+    assert root == "s0"
+
+
+def test_single_and_grouped_findings_are_ordered_together_by_their_span() -> None:
+    bare = {**GOOD, "tool_schema_hash": None}
+    # a grouped finding (s2) before a single one (the hash change, on s3)
+    rep = assess(run(llm(tool_schemas_hash="h1"), tool(arguments=None), llm(tool_schemas_hash="h2"), header=bare))
+    assert [(f.code, f.span_id) for f in rep.findings] == [("missing_field", "s2"), ("tool_schema_changed", "s3")]
+    # a single finding (s2) before a grouped one (s3)
+    rep = assess(run(llm(tool_schemas_hash="h1"), llm(tool_schemas_hash="h2"), tool(arguments=None), header=bare))
+    assert [(f.code, f.span_id) for f in rep.findings] == [("tool_schema_changed", "s2"), ("missing_field", "s3")]
