@@ -8,6 +8,7 @@ docs/triage.md, "Step 1: replayability".
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -517,3 +518,90 @@ def test_single_and_grouped_findings_are_ordered_together_by_their_span() -> Non
     # a single finding (s2) before a grouped one (s3)
     rep = assess(run(llm(tool_schemas_hash="h1"), llm(tool_schemas_hash="h2"), tool(arguments=None), header=bare))
     assert [(f.code, f.span_id) for f in rep.findings] == [("tool_schema_changed", "s2"), ("missing_field", "s3")]
+
+
+# --------------------------------------------------------------------------- odd spans and the scans of each field
+WORDS = "lorem ipsum dolor sit amet " * 200
+
+
+def test_span_data_or_attributes_of_another_type_are_read_as_empty_not_a_crash() -> None:
+    t = run(tool(), tool(), tool())
+    t.spans[1].data = MappingProxyType(dict(t.spans[1].data))  # a read-only mapping is a mapping
+    t.spans[2].data = ["not", "a", "mapping"]
+    t.spans[3].attributes = None
+    assert [(f.code, f.span_id) for f in assess(t).findings] == [("content_not_captured", "s2")]
+
+
+def test_an_empty_not_captured_reason_is_no_reason() -> None:
+    blank = {NOT_CAPTURED: ""}
+    rep = assess(run(tool(attributes=blank), llm(attributes=blank), ("retrieval", "kb", {"query": "x", "documents": [],
+                                                                                       "attributes": blank}),
+                     ("memory", "recall", {"attributes": blank})))
+    assert rep.findings == []
+    why = "the exporter dropped the payload"
+    f = _one(run(tool(arguments=None, output=None, attributes={NOT_CAPTURED: why})), "tool.output")
+    assert f.reason == f"tool span 's1' carries no arguments or output: {why}"
+
+
+def test_a_run_whose_only_span_is_a_tool_without_output_fed_no_decision() -> None:
+    t = Trace(spans=[make_span("tool", "finish", span_id="t", arguments={})], header=dict(GOOD), format="test")
+    (f,) = assess(t).findings
+    assert (f.code, f.field, f.severity) == ("missing_field", "tool.output", "partial")
+    late = _one(run(llm(), tool(output=None)), "tool.output")
+    assert late.code == "missing_field"
+
+
+def test_a_retrieval_not_captured_does_not_stop_the_spans_after_it() -> None:
+    rep = assess(run(("retrieval", "kb", {"attributes": {NOT_CAPTURED: "stripped"}}), tool(arguments=None)))
+    assert [(f.code, f.span_id) for f in rep.findings] == [("content_not_captured", "s1"), ("missing_field", "s2")]
+
+
+def test_an_output_recorded_is_read_not_the_raw_attribute() -> None:
+    assert assess(run(llm(attributes={"gen_ai.output.messages": "unreadable"}))).findings == []
+    f = _one(run(llm(output=None, attributes={"gen_ai.output.messages": "x"})), "llm.output")
+    assert f.span_id == "s1"
+    two = run(llm(output=None, attributes={"gen_ai.output.messages": "x"}),
+              llm(output=None, attributes={"gen_ai.output.messages": "y"}))
+    assert _one(two, "llm.output").reason == (
+        "2 llm spans ('s1', 's2') have an output attribute that could not be read: the answers are lost")
+
+
+def test_the_model_and_prompt_version_recorded_on_the_span_are_read() -> None:
+    assert assess(run(llm(model="gpt-4o"), header={**GOOD, "model": None})).findings == []
+    assert assess(run(llm(prompt_version="v5"), header={**GOOD, "prompt_versions": {}})).findings == []
+    # messages without content: no system prompt to hash
+    empty_system = [{"role": "system", "content": ""}]
+    f = _one(run(llm(prompt_version=None, messages=empty_system), header={**GOOD, "prompt_versions": {}}),
+             "llm.prompt_version")
+    assert f.workaround == "the rendered messages stand for it: they are compared as sent"
+
+
+def _cut_fields(**fields: Any) -> list[tuple[str, str | None, str]]:
+    return [(f.code, f.field, f.reason) for f in assess(run(llm(**fields))).findings if f.code == "truncated_output"]
+
+
+def test_each_llm_field_is_scanned_for_each_evidence() -> None:
+    evidence = {"marker": "the first part [TRUNCATED]", "cap": WORDS[:2048], "json": FULL[:700]}
+    for name, text in evidence.items():
+        # an answer, messages recorded as text, raw attributes the reader could not parse
+        assert [c[1] for c in _cut_fields(output=text)] == ["llm.output"], name
+        assert [c[1] for c in _cut_fields(messages=text)] == ["llm.messages"], name
+        assert [c[1] for c in _cut_fields(output=None, attributes={"gen_ai.output.messages": text})] == ["llm.output"]
+        assert [c[1] for c in _cut_fields(messages=None, attributes={"gen_ai.input.messages": text})] == [
+            "llm.messages"], name
+
+
+def test_parsed_messages_are_scanned_for_cut_values_not_for_markers_and_name_the_path() -> None:
+    quoted = [{"role": "user", "content": "my export says [TRUNCATED] at the end, why?"}]
+    assert _cut_fields(messages=quoted) == []  # a user may write a marker
+    cut = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c", "content": WORDS[:1000] + "..."}]
+    [(_, _, reason)] = _cut_fields(messages=cut)
+    assert reason.startswith("llm.messages of span 's1' looks truncated, at [1].content: ")
+
+
+def test_documents_are_scanned_for_markers_only_and_name_the_path() -> None:
+    docs = [{"text": "ok"}, {"text": "a page [TRUNCATED]"}]
+    (f,) = findings(run(("retrieval", "kb", {"query": "x", "documents": docs})), "truncated_output")
+    assert f.reason.startswith("retrieval.documents of span 's1' looks truncated, at [1].text: ")
+    for text in (WORDS[:1000] + "...", '{"a": [1, 2'):  # a cap plus '...', JSON cut: documents are text
+        assert assess(run(("retrieval", "kb", {"query": "x", "documents": [text]}))).findings == [], text
