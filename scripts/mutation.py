@@ -78,7 +78,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "golden-derive": (
         ["tracetui/core/golden/derive.py"],
-        ["tests/core/golden/test_promote.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py"],
     ),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],

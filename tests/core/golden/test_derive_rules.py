@@ -11,7 +11,14 @@ import pytest
 from builders import TraceBuilder, make_span
 
 from tracetui.core.golden.clauses import GoldenCaseError
-from tracetui.core.golden.derive import derive_name, is_fixture_replay, is_write, parse_contract_text, slugify
+from tracetui.core.golden.derive import (
+    derive_contract,
+    derive_name,
+    is_fixture_replay,
+    is_write,
+    parse_contract_text,
+    slugify,
+)
 from tracetui.core.model import Trace
 
 
@@ -26,6 +33,7 @@ def test_a_long_slug_is_cut_at_a_dash_within_the_limit() -> None:
     assert slugify("alpha-beta-gamma", max_len=11) == "alpha-beta"  # the cut ends on the dash
     assert slugify("alphabetagamma", max_len=5) == "alpha"  # one word: cut inside it
     assert slugify("alpha-beta", max_len=10) == "alpha-beta"  # at the limit: whole
+    assert slugify("a" * 61 + " b") == "a" * 60  # 60 by default
     assert len(slugify("word " * 40)) <= 60 and slugify("word " * 40).endswith("word")
 
 
@@ -79,3 +87,25 @@ def test_an_edited_contract_is_returned_as_data_once_valid_and_its_errors_name_t
     with pytest.raises(GoldenCaseError) as exc:
         parse_contract_text("schema: x\n", "golden/c/contract.yaml")
     assert exc.value.path == "golden/c/contract.yaml"
+
+
+def _claimed(answer: str) -> str | None:
+    """The success words ``derive_contract`` finds in a run's answer, as its note names them (no write in the run)."""
+    b = TraceBuilder()
+    root = b.add("agent", "agent", output=answer)
+    b.add("tool", "get_order", parent=root, arguments={"id": 1}, output={"ok": True})
+    t = b.trace()
+    t.header = {"read_tools": ["get_order"]}
+    notes = [n for n in derive_contract(t).notes if n.startswith("the final answer claims success (")]
+    return notes[0].split("(", 1)[1].split(")", 1)[0] if notes else None
+
+
+def test_a_success_claim_is_a_success_word_not_negated_in_its_clause_nor_after_fully() -> None:
+    assert _claimed("Your appointment is moved and confirmed.") == "moved, confirmed"  # in the words' order
+    assert _claimed("It is all   done") == "all done"  # words apart by any space; "done" alone is inside it
+    assert _claimed("Sorry, it couldn't be moved.") is None
+    assert _claimed("It is fully booked.") is None  # a state, not a claim
+    assert _claimed("Not a problem. Refund processed.") == "processed"  # the negation is in another sentence
+    assert _claimed("It couldn't be moved at first, but now it is moved.") == "moved"  # a later match claims
+    assert _claimed("It was not so very much truly moved") == "moved"  # a negation five words back is too far
+    assert _claimed("It was not very much truly moved") is None
