@@ -270,7 +270,10 @@ def measure(orig: Path, rep: Path, repeat: int, *, mem_limit_gb: float | None = 
             cmd.append("--no-prefetch")
         launched = time.perf_counter()  # CLOCK_MONOTONIC: the child's perf_counter is on the same clock
         env = {**os.environ, **({"BENCH_TUI_TREE": str(tree)} if tree else {})}
-        proc = subprocess.run([*cmd, "--child", str(orig), str(rep), repr(launched)],
+        # through /usr/bin/time (a small process) when there is one: a process forked from a big caller
+        # (bench_otlp.py after its parses) inherits the caller's high-water RSS (kept across exec)
+        launcher = ["/usr/bin/time", "-o", os.devnull] if Path("/usr/bin/time").exists() else []
+        proc = subprocess.run([*launcher, *cmd, "--child", str(orig), str(rep), repr(launched)],
                               check=False, capture_output=True, text=True, timeout=WAIT + 120, env=env)
         if proc.returncode != 0:
             print(f"measured run failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)

@@ -68,6 +68,24 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "golden": (["tracetui/core/golden/*"], ["tests/core/golden"]),
+    # core/golden/ one file at a time, each against the tests that reach it fast (the whole folder is thousands of
+    # mutants against its acceptance tests: the `golden` entry above, a nightly job)
+    "golden-clauses": (
+        ["tracetui/core/golden/clauses.py"],
+        ["tests/core/golden/test_contract.py", "tests/core/golden/test_contract_rules.py"],
+    ),
+    "golden-checking": (
+        ["tracetui/core/golden/checking.py"],
+        ["tests/core/golden/test_contract.py", "tests/core/golden/test_checking_rules.py"],
+    ),
+    "golden-derive": (
+        ["tracetui/core/golden/derive.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py"],
+    ),
+    "replayability": (
+        ["tracetui/core/triage/replayability.py"],
+        ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
+    ),
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)

@@ -308,15 +308,27 @@ def _trials(path: str, raw: Any) -> Trials:
     return Trials(count, "all", at_least)
 
 
+class _ContractLoader(yaml.SafeLoader):
+    """YAML's safe loader without its timestamp rule: ``date: 2026-11-06`` stays the text written, as the recorded
+    arguments and outputs it is compared with hold it (a ``datetime.date`` never equals a JSON string)."""
+
+
+_ContractLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in rules if tag != "tag:yaml.org,2002:timestamp"]
+    for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def loads_contract(text: str, path: str = "contract.yaml") -> Contract:
-    """Parse a contract from YAML text; ``path`` names it in errors.
+    """Parse a contract from YAML text; ``path`` names it in errors. A date or time written unquoted
+    (``date: 2026-11-06``) is read as the text written, like the recorded values it is compared with.
 
     Raises:
         GoldenCaseError: not YAML, not a mapping, a wrong schema, an unknown section (the message
             lists the valid ones), a bad clause field (``must_call[1].tool: missing``), a duplicate id.
     """
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_ContractLoader)  # noqa: S506 - a SafeLoader, timestamps left as text
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         loc = f" (line {mark.line + 1})" if mark is not None else ""
