@@ -54,6 +54,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/test_triage_order.py",
             "tests/core/test_triage_misses.py",
             "tests/core/test_triage_foreign.py",
+            "tests/core/test_triage_verdict_rules.py",
             # not test_triage_acceptance.py: its module fixture records six runs through the CLI and the harness
             # again in every mutant's session (seconds each on a loaded machine), and its batch and Pilot tests
             # are core/triage/batch's and the TUI's

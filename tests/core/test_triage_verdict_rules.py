@@ -1,0 +1,166 @@
+"""docs/triage.md: what ``triage`` takes and how step 3 words its verdicts, one test per rule (issue 25; the survivors
+of ``scripts/mutation.py verdict run`` on ``triage``, ``_verdict`` and ``_trial``: tests/mutation_equivalents.md).
+
+The run: the model reads the order (``get_order``), then asks for ``then`` (a write). A trial that asks for
+``cancel`` instead is the model deciding otherwise on identical inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from builders import TraceBuilder
+
+from tracetui.core.model import Trace
+from tracetui.core.triage import triage
+from tracetui.core.triage.verdict import TriageError
+
+HEADER = {"schema": "tracetui/1", "run_id": "r1", "model": {"id": "gpt-4o"}, "tool_schema_hash": "abc",
+          "prompt_versions": {"support.system": "v5"}}
+ASK = [{"role": "user", "content": "refund order 5531"}]
+
+
+def _call(name: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "name": name, "arguments": '{"id": 5531}'}]}
+
+
+def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str = "", order: str = "shipped",
+        prompt: str = "v5", llm_prompt: str = "v5", status_failed: bool = False, failed: bool = False,
+        words: tuple[str, str] | None = None) -> Trace:
+    """The run, its get_order read returning ``order``, the system prompt at version ``prompt`` in the header and
+    ``llm_prompt`` on the model calls; with ``status_failed`` a get_status read after the write, failed (else that
+    read succeeds); the root failed when ``failed``; with ``words``, the model first says ``words[0]`` (no call),
+    and says ``words[1]`` as it asks for get_order."""
+    t = TraceBuilder(prefix)
+    root = t.add("agent", "support", input={"q": q}, output={"answer": "done"},
+                 **({"status": "error", "error_type": "AgentError"} if failed else {}))
+    llm = {"model": "gpt-4o", "prompt_version": llm_prompt, "tool_schemas_hash": "abc"}
+    if words:
+        t.add("llm", "chat", parent=root, messages=ASK, output={"role": "assistant", "content": words[0]}, **llm)
+    t.add("llm", "chat", parent=root, messages=ASK, output={**_call("get_order"), "content": words and words[1]},
+          **llm)
+    t.add("tool", "get_order", parent=root, arguments={"id": 5531}, output={"status": order}, effect="read")
+    t.add("llm", "chat", parent=root, messages=[*ASK, {"role": "tool", "content": "shipped"}], output=_call(then),
+          **llm)
+    t.add("tool", then, parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
+    t.add("tool", "get_status", parent=root, arguments={"id": 5531}, output={"s": 1}, effect="read",
+          **({"status": "error", "error_type": "Timeout"} if status_failed else {}))
+    trace = t.trace(path)
+    trace.header = {**HEADER, "prompt_versions": {"support.system": prompt}}
+    return trace
+
+
+# -- what triage takes ---------------------------------------------------------------------------------------------
+
+def test_the_agents_current_tool_schema_hash_is_checked_in_step_one() -> None:
+    """``tool_schema_hash``: the agent's hash now; another than the recorded one is a step-1 finding."""
+    codes = [f.code for f in triage(run("o"), tool_schema_hash="def").replayability.findings]
+    assert "tool_schema_changed" in codes
+    same = triage(run("o"), tool_schema_hash="abc").replayability.findings
+    assert "tool_schema_changed" not in [f.code for f in same]
+    assert "tool_schema_changed" not in [f.code for f in triage(run("o")).replayability.findings]
+
+
+def test_a_replay_without_spans_is_an_error_naming_the_replay() -> None:
+    empty = Trace(spans=[], path="out/replay.jsonl")
+    with pytest.raises(TriageError) as err:
+        triage(run("o"), [run("a"), empty])
+    assert str(err.value) == ("replay.jsonl: the replay holds no spans; nothing to compare (was it cut, or still "
+                              "being written?)")
+
+
+def test_a_replay_of_another_run_is_left_out_of_step_two_with_a_note() -> None:
+    """A replay whose run input differs is not a trial: step 2 counts the others and says, on the replay's side,
+    which file was left out and why; when every replay is another run's, triage stops with the notes."""
+    other = run("b", q="cancel 7", path="runs/b.jsonl")
+    r = triage(run("o"), [run("a", path="runs/a.jsonl"), other])
+    assert r.reproduction is not None and r.reproduction.trials == 1
+    assert [t.label for t in r.reproduction.per_trial] == ["a.jsonl"]
+    note = r.steps[1].evidence[-1]
+    assert (note.span_id, note.side, note.reason) == (
+        None, "replay", "b.jsonl is not a replay of this run (its run input differs): left out of step 2")
+    with pytest.raises(TriageError) as err:
+        triage(run("o"), [other])
+    assert str(err.value) == ("no REPLAY replays ORIGINAL: b.jsonl is not a replay of this run (its run input "
+                              "differs): left out of step 2")
+
+
+# -- one trial ---------------------------------------------------------------------------------------------------
+
+def test_a_trial_that_reproduces_has_no_cause_and_no_config_change_whatever_else_differs() -> None:
+    """The same calls and ending reproduce the failure: the trial names no cause and no config change, though its
+    read returned other data and its header another prompt version."""
+    r = triage(run("o"), [run("a", order="lost", prompt="v6")])
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.reproduced and t.first is not None
+    assert t.cause is None and t.config_change == [] and t.at is None
+
+
+def test_a_trials_cause_is_looked_for_no_further_than_where_it_left_the_path() -> None:
+    """The trial asked for ``cancel`` where the original asked for ``refund`` (the model deciding otherwise); a read
+    after that point (failed in the original only) is a consequence, not the cause."""
+    r = triage(run("o", status_failed=True), [run("a", then="cancel")])
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert not t.reproduced and t.at is not None and t.at.side == "replay"
+    assert t.cause is not None and (t.cause.kind, t.cause.rule) == ("model", "model_decided")
+    assert r.verdict == "variance"
+
+
+# -- step 3: a change of code or configuration -----------------------------------------------------------------------
+
+PROMPT = "prompt_versions.support.system"
+
+
+def test_a_config_cause_in_the_departure_is_the_evidence_and_the_header_adds_only_its_own_fields() -> None:
+    """The trial's model call ran with another prompt version (the cause, on both sides' spans) and its header says
+    so too: the evidence is the cause's two spans, then one line per header field the cause does not name."""
+    r = triage(run("o"), [run("a", then="cancel", prompt="v6", llm_prompt="v6", path="t.jsonl")])
+    assert r.verdict == "code_or_config_change" and r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.cause is not None and t.cause.kind == "config" and t.cause.fields == ["llm.prompt_version"]
+    assert t.config_change == ["llm.prompt_version", PROMPT]
+    assert [(e.span_id, e.side, e.reason) for e in r.evidence] == [
+        (t.cause.original.span_id, "original", t.cause.text),  # type: ignore[union-attr]
+        (t.cause.replay.span_id, "replay", "t.jsonl: the trial's side of it"),  # type: ignore[union-attr]
+        (None, "original", f"run input changed: {PROMPT}")]
+    assert [(x.rule, x.on, x.text) for x in r.reasons if x.rule in ("config_field", "header_change")] == [
+        ("config_field", t.cause.original.span_id, t.cause.text),  # type: ignore[union-attr]
+        ("header_change", "t.jsonl", f"the run header changed {PROMPT}: a config change by itself")]
+    assert r.cause == "config prompt"
+
+
+def test_a_header_change_with_another_cause_names_where_the_trial_left_the_path() -> None:
+    """Only the header changed (the model calls record the same prompt version) and the model asked otherwise: the
+    evidence is where the trial left the path, running with the changed fields, then the header's fields."""
+    r = triage(run("o"), [run("a", then="cancel", prompt="v6", path="t.jsonl")])
+    assert r.verdict == "code_or_config_change" and r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.cause is not None and t.cause.kind == "model" and t.at is not None
+    assert t.config_change == [PROMPT]
+    assert [(e.span_id, e.side, e.reason) for e in r.evidence] == [
+        (t.at.span_id, "replay", f"t.jsonl left the original's path here, running with changed {PROMPT}"),
+        (None, "original", f"run input changed: {PROMPT}")]
+    assert [x.rule for x in r.reasons if x.rule != "confidence"][-1:] == ["header_change"]
+    assert "config_field" not in [x.rule for x in r.reasons]
+
+
+def test_a_header_change_in_a_trial_with_another_ending_and_no_cause_is_the_header_alone() -> None:
+    """The same calls, but the trial did not fail where the original did, and its header changed the prompt: no
+    divergence names a cause nor a departure span; the header's field is the evidence."""
+    r = triage(run("o", failed=True), [run("a", prompt="v6", path="t.jsonl")])
+    assert r.verdict == "code_or_config_change" and r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert not t.reproduced and t.cause is None and t.at is None
+    assert [(e.span_id, e.reason) for e in r.evidence] == [(None, f"run input changed: {PROMPT}")]
+    assert [(x.rule, x.on) for x in r.reasons if x.rule != "confidence"][-1:] == [("header_change", "t.jsonl")]
+
+
+def test_two_answers_worded_otherwise_before_the_departure_are_counted_in_the_plural() -> None:
+    r = triage(run("o", words=("let me see", "looking")), [run("a", then="cancel", words=("one moment", "checking"))])
+    (why,) = [x for x in r.reasons if x.rule == "rewording_ignored"]
+    assert why.text == ("2 answers worded otherwise before the departure passed over: the reproduction check ignores "
+                        "wording")
