@@ -16,8 +16,9 @@ from tracetui.core.model import Trace
 from tracetui.core.triage import triage
 from tracetui.core.triage.verdict import TriageError
 
-HEADER = {"schema": "tracetui/1", "run_id": "r1", "model": {"id": "gpt-4o"}, "tool_schema_hash": "abc",
-          "prompt_versions": {"support.system": "v5"}}
+HEADER = {"schema": "tracetui/1", "run_id": "r1", "start_ns": 1_762_161_242_118_000_000,
+          "clock": {"now": "2025-11-03T09:14:02+00:00"}, "model": {"id": "gpt-4o"}, "tool_schema_hash": "abc",
+          "prompt_versions": {"support.system": "v5"}, "code_version": "1.0"}
 ASK = [{"role": "user", "content": "refund order 5531"}]
 
 
@@ -28,11 +29,12 @@ def _call(name: str) -> dict[str, Any]:
 
 def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str = "", order: str = "shipped",
         prompt: str = "v5", llm_prompt: str = "v5", status_failed: bool = False, failed: bool = False,
-        words: tuple[str, str] | None = None) -> Trace:
+        words: tuple[str, str] | None = None, code: str = "1.0", stale: bool = False) -> Trace:
     """The run, its get_order read returning ``order``, the system prompt at version ``prompt`` in the header and
     ``llm_prompt`` on the model calls; with ``status_failed`` a get_status read after the write, failed (else that
     read succeeds); the root failed when ``failed``; with ``words``, the model first says ``words[0]`` (no call),
-    and says ``words[1]`` as it asks for get_order."""
+    and says ``words[1]`` as it asks for get_order; ``code``: the header's code version; with ``stale``, get_order
+    is read a second time and returns ``lost``."""
     t = TraceBuilder(prefix)
     root = t.add("agent", "support", input={"q": q}, output={"answer": "done"},
                  **({"status": "error", "error_type": "AgentError"} if failed else {}))
@@ -42,13 +44,15 @@ def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str 
     t.add("llm", "chat", parent=root, messages=ASK, output={**_call("get_order"), "content": words and words[1]},
           **llm)
     t.add("tool", "get_order", parent=root, arguments={"id": 5531}, output={"status": order}, effect="read")
+    if stale:
+        t.add("tool", "get_order", parent=root, arguments={"id": 5531}, output={"status": "lost"}, effect="read")
     t.add("llm", "chat", parent=root, messages=[*ASK, {"role": "tool", "content": "shipped"}], output=_call(then),
           **llm)
     t.add("tool", then, parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
     t.add("tool", "get_status", parent=root, arguments={"id": 5531}, output={"s": 1}, effect="read",
           **({"status": "error", "error_type": "Timeout"} if status_failed else {}))
     trace = t.trace(path)
-    trace.header = {**HEADER, "prompt_versions": {"support.system": prompt}}
+    trace.header = {**HEADER, "prompt_versions": {"support.system": prompt}, "code_version": code}
     return trace
 
 
@@ -130,6 +134,15 @@ def test_a_config_cause_in_the_departure_is_the_evidence_and_the_header_adds_onl
     assert [(x.rule, x.on, x.text) for x in r.reasons if x.rule in ("config_field", "header_change")] == [
         ("config_field", t.cause.original.span_id, t.cause.text),  # type: ignore[union-attr]
         ("header_change", "t.jsonl", f"the run header changed {PROMPT}: a config change by itself")]
+    assert r.cause == "config prompt" and not r.caveats and r.confidence == "high"
+    assert r.summary == ("code_or_config_change: t.jsonl ran with a change of code or configuration "
+                         f"(llm.prompt_version, {PROMPT}) and left the original's path; judge the change, not the "
+                         "model (confidence high)")
+
+
+def test_a_changed_code_version_is_listed_as_support_and_left_out_of_the_cause_key() -> None:
+    r = triage(run("o"), [run("a", then="cancel", prompt="v6", llm_prompt="v6", code="1.1")])
+    assert r.reproduction is not None and r.reproduction.per_trial[0].config_change[-1] == "code_version"
     assert r.cause == "config prompt"
 
 
@@ -164,3 +177,109 @@ def test_two_answers_worded_otherwise_before_the_departure_are_counted_in_the_pl
     (why,) = [x for x in r.reasons if x.rule == "rewording_ignored"]
     assert why.text == ("2 answers worded otherwise before the departure passed over: the reproduction check ignores "
                         "wording")
+
+
+# -- step 3: the rate, the model, the data, the fallback ---------------------------------------------------------
+
+READ = 'get_order {"id":5531}: the last read before the failing decision; its recorded output fed it'
+
+
+def _trials(*specs: dict[str, Any]) -> list[Trace]:
+    return [run(f"t{i}", path=f"runs/t{i}.jsonl", **spec) for i, spec in enumerate(specs)]
+
+
+def _evidence(r: Any) -> list[tuple[str | None, str, str]]:
+    return [(e.span_id, e.side, e.reason) for e in r.evidence]
+
+
+@pytest.mark.parametrize(("n", "confidence"), [(2, "medium"), (3, "high")])
+def test_most_trials_reproducing_is_model_or_prompt_with_the_failure_the_count_and_the_feeding_read(
+        n: int, confidence: str) -> None:
+    r = triage(run("o"), _trials(*[{}] * n))
+    assert (r.verdict, r.confidence, r.cause) == ("model_or_prompt", confidence, "model_or_prompt")
+    assert r.failure is not None
+    assert _evidence(r) == [
+        (r.failure.span_id, "original", r.failure.reason),
+        (None, "original", f"reproduced in {n} of {n} trials with recorded tools and the same inputs"),
+        ("o2", "original", READ)]
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
+        "most_reproduce", "step 2", f"{n} of {n} trials reproduce, more than half")
+    assert r.summary == (f"model_or_prompt: the failure comes back in {n} of {n} trials with the same inputs: the "
+                         "model saw what it saw and decided badly; fix the prompt, the model or the decision "
+                         f"structure, and promote the run (confidence {confidence})")
+
+
+def test_some_trials_reproducing_is_variance_with_each_trial_that_did_not() -> None:
+    r = triage(run("o"), _trials({}, {"then": "cancel"}))
+    assert (r.verdict, r.confidence, r.cause) == ("variance", "medium", "variance")
+    assert r.reproduction is not None and r.failure is not None
+    t = r.reproduction.per_trial[1]
+    assert t.at is not None
+    assert _evidence(r) == [(r.failure.span_id, "original", r.failure.reason),
+                            (t.at.span_id, "replay", f"t1.jsonl did not reproduce: {t.reason}")]
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
+        "some_reproduce", "step 2", "1 of 2 trials reproduce: not most")
+    assert r.summary == ("variance: the failure comes back in only 1 of 2 trials: make the decision structurally "
+                         "safer (tighter tool contracts, a validator, a narrower decision) (confidence medium)")
+
+
+@pytest.mark.parametrize(("n", "confidence"), [(2, "medium"), (3, "high")])
+def test_no_trial_reproducing_and_the_model_deciding_otherwise_in_each_is_variance(n: int, confidence: str) -> None:
+    r = triage(run("o"), _trials(*[{"then": "cancel"}] * n))
+    assert (r.verdict, r.confidence, r.cause) == ("variance", confidence, "variance")
+    assert r.reproduction is not None and r.failure is not None
+    trials = r.reproduction.per_trial
+    assert _evidence(r) == [(r.failure.span_id, "original", r.failure.reason)] + [
+        (t.cause.replay.span_id, "replay",  # type: ignore[union-attr]
+         f"t{i}.jsonl: the model answered otherwise on identical inputs ({t.reason})") for i, t in enumerate(trials)]
+    assert [(x.rule, x.on, x.text) for x in r.reasons if x.rule == "model_decided"] == [
+        ("model_decided", f"t{i}.jsonl", t.cause.text) for i, t in enumerate(trials)]  # type: ignore[union-attr]
+    assert r.summary == (f"variance: 0 of {n} trials reproduce and the only difference is the model deciding "
+                         f"otherwise on the same inputs: the original's decision was a rare sample (confidence "
+                         f"{confidence})")
+
+
+def test_a_read_that_moved_is_data_or_integration_with_its_two_sides_then_the_feeding_read() -> None:
+    r = triage(run("o"), _trials({"then": "cancel", "order": "lost"}))
+    assert (r.verdict, r.confidence, r.cause) == ("data_or_integration", "high", "data tool get_order")
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.cause is not None and t.cause.rule == "moved_data"
+    # the read that moved is also the read that fed the decision: named once
+    assert _evidence(r) == [("o2", "original", t.cause.text), ("t02", "replay", "t0.jsonl: the trial's side of it")]
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == ("moved_data", "o2", t.cause.text)
+    assert r.summary == ("data_or_integration: with recorded tools the failure does not come back, and the "
+                         f"evidence points at data or integration: {t.cause.text} (confidence high)")
+
+
+def test_without_any_cause_the_fallback_is_data_or_integration_with_low_confidence() -> None:
+    """No trial reproduces (the same calls, but none failed where the original did), no divergence names a cause:
+    the failure, the feeding read and each trial's reason are the evidence."""
+    r = triage(run("o", failed=True), _trials({}))
+    assert (r.verdict, r.confidence, r.cause) == ("data_or_integration", "low", "unexplained")
+    assert r.reproduction is not None and r.failure is not None
+    (t,) = r.reproduction.per_trial
+    assert t.at is None and t.cause is None
+    assert _evidence(r) == [(r.failure.span_id, "original", r.failure.reason), ("o2", "original", READ),
+                            (None, "replay", f"t0.jsonl: {t.reason}")]
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
+        "fallback", "step 3", "no trial reproduces and no divergence up to the departure names a cause: nothing "
+                              "else explains it")
+    assert r.summary == ("data_or_integration: with recorded tools the failure does not come back in any of 1 "
+                         "trials: the original saw something the replay does not reproduce (confidence low)")
+
+
+def test_a_stale_read_in_the_original_alone_is_data_or_integration_keyed_stale_read() -> None:
+    """The original read the same record twice and got two answers; the trials (the model deciding otherwise) name
+    no data cause: the stale read's evidence, its reason on the second read, and the read that fed the decision."""
+    from tracetui.core.triage.cause import stale_reads
+
+    original = run("o", stale=True)
+    r = triage(original, _trials({"then": "cancel", "stale": True}, {"then": "cancel", "stale": True}))
+    stale = stale_reads(original)
+    assert (r.verdict, r.confidence, r.cause) == ("data_or_integration", "high", "data stale_read")
+    assert [(x.rule, x.on, x.text) for x in r.reasons if x.rule == "stale_read"] == [
+        ("stale_read", stale[1].span_id, stale[1].reason)]
+    assert _evidence(r)[:len(stale)] == [(e.span_id, e.side, e.reason) for e in stale]
+    assert len({(e.span_id, e.side) for e in r.evidence}) == len(r.evidence)  # each span named once
+    assert r.summary.endswith(f"points at data or integration: {stale[0].reason} (confidence high)")
