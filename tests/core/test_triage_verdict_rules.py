@@ -283,3 +283,11 @@ def test_a_stale_read_in_the_original_alone_is_data_or_integration_keyed_stale_r
     assert _evidence(r)[:len(stale)] == [(e.span_id, e.side, e.reason) for e in stale]
     assert len({(e.span_id, e.side) for e in r.evidence}) == len(r.evidence)  # each span named once
     assert r.summary.endswith(f"points at data or integration: {stale[0].reason} (confidence high)")
+
+
+def test_a_run_without_spans_is_not_replayable_on_the_header() -> None:
+    """The first blocker names no span (a run holding none): the verdict's reason is on ``header``."""
+    r = triage(Trace(spans=[], path="empty.jsonl"))
+    assert (r.verdict, r.confidence, r.cause) == ("not_replayable", "high", "instrumentation no_spans")
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
+        "not_replayable", "header", "a blocker stops triage")
