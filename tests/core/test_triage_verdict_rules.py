@@ -29,12 +29,13 @@ def _call(name: str) -> dict[str, Any]:
 
 def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str = "", order: str = "shipped",
         prompt: str = "v5", llm_prompt: str = "v5", status_failed: bool = False, failed: bool = False,
-        words: tuple[str, str] | None = None, code: str = "1.0", stale: bool = False) -> Trace:
+        words: tuple[str, str] | None = None, code: str = "1.0", stale: bool = False,
+        upto: int | None = None) -> Trace:
     """The run, its get_order read returning ``order``, the system prompt at version ``prompt`` in the header and
     ``llm_prompt`` on the model calls; with ``status_failed`` a get_status read after the write, failed (else that
     read succeeds); the root failed when ``failed``; with ``words``, the model first says ``words[0]`` (no call),
     and says ``words[1]`` as it asks for get_order; ``code``: the header's code version; with ``stale``, get_order
-    is read a second time and returns ``lost``."""
+    is read a second time and returns ``lost``; ``upto``: only the first spans (a run that stopped early)."""
     t = TraceBuilder(prefix)
     root = t.add("agent", "support", input={"q": q}, output={"answer": "done"},
                  **({"status": "error", "error_type": "AgentError"} if failed else {}))
@@ -51,6 +52,8 @@ def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str 
     t.add("tool", then, parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
     t.add("tool", "get_status", parent=root, arguments={"id": 5531}, output={"s": 1}, effect="read",
           **({"status": "error", "error_type": "Timeout"} if status_failed else {}))
+    if upto is not None:
+        del t.spans[upto:]
     trace = t.trace(path)
     trace.header = {**HEADER, "prompt_versions": {"support.system": prompt}, "code_version": code}
     return trace
@@ -221,6 +224,18 @@ def test_some_trials_reproducing_is_variance_with_each_trial_that_did_not() -> N
         "some_reproduce", "step 2", "1 of 2 trials reproduce: not most")
     assert r.summary == ("variance: the failure comes back in only 1 of 2 trials: make the decision structurally "
                          "safer (tighter tool contracts, a validator, a narrower decision) (confidence medium)")
+
+
+def test_variance_names_a_trial_that_stopped_early_on_the_original_and_one_without_a_departure_span() -> None:
+    """One of three reproduces; one stopped before a call (the call it never made, the original's span), one made
+    the same calls but ended otherwise (no span: the replay's side)."""
+    r = triage(run("o"), _trials({}, {"upto": 3}, {"failed": True}))
+    assert r.verdict == "variance" and r.reproduction is not None and r.failure is not None
+    _, early, ending = r.reproduction.per_trial
+    assert early.at is not None and ending.at is None
+    assert _evidence(r) == [(r.failure.span_id, "original", r.failure.reason),
+                            (early.at.span_id, "original", f"t1.jsonl did not reproduce: {early.reason}"),
+                            (None, "replay", f"t2.jsonl did not reproduce: {ending.reason}")]
 
 
 @pytest.mark.parametrize(("n", "confidence"), [(2, "medium"), (3, "high")])
