@@ -30,12 +30,13 @@ def _call(name: str) -> dict[str, Any]:
 def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str = "", order: str = "shipped",
         prompt: str = "v5", llm_prompt: str = "v5", status_failed: bool = False, failed: bool = False,
         words: tuple[str, str] | None = None, code: str = "1.0", stale: bool = False,
-        upto: int | None = None) -> Trace:
+        upto: int | None = None, extra: bool = False) -> Trace:
     """The run, its get_order read returning ``order``, the system prompt at version ``prompt`` in the header and
     ``llm_prompt`` on the model calls; with ``status_failed`` a get_status read after the write, failed (else that
     read succeeds); the root failed when ``failed``; with ``words``, the model first says ``words[0]`` (no call),
     and says ``words[1]`` as it asks for get_order; ``code``: the header's code version; with ``stale``, get_order
-    is read a second time and returns ``lost``; ``upto``: only the first spans (a run that stopped early)."""
+    is read a second time and returns ``lost``; ``upto``: only the first spans (a run that stopped early); with
+    ``extra``, one more read at the end that no model call asked for (get_stock)."""
     t = TraceBuilder(prefix)
     root = t.add("agent", "support", input={"q": q}, output={"answer": "done"},
                  **({"status": "error", "error_type": "AgentError"} if failed else {}))
@@ -52,6 +53,8 @@ def run(prefix: str, then: str = "refund", *, q: str = "refund 5531", path: str 
     t.add("tool", then, parent=root, arguments={"id": 5531}, output={"ok": True}, effect="write")
     t.add("tool", "get_status", parent=root, arguments={"id": 5531}, output={"s": 1}, effect="read",
           **({"status": "error", "error_type": "Timeout"} if status_failed else {}))
+    if extra:
+        t.add("tool", "get_stock", parent=root, arguments={"sku": "BK-700"}, output={"n": 4}, effect="read")
     if upto is not None:
         del t.spans[upto:]
     trace = t.trace(path)
@@ -306,3 +309,39 @@ def test_a_run_without_spans_is_not_replayable_on_the_header() -> None:
     assert (r.verdict, r.confidence, r.cause) == ("not_replayable", "high", "instrumentation no_spans")
     assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
         "not_replayable", "header", "a blocker stops triage")
+
+
+def test_a_header_changing_many_fields_names_the_first_three_at_the_departure_and_four_in_the_reason() -> None:
+    trial = run("a", then="cancel", path="t.jsonl")
+    trial.header = {**trial.header, "prompt_versions": {"support.system": "v6", "support.tools": "v2"},
+                    "model": {"id": "gpt-5"}, "tool_schema_hash": "xyz", "tool_versions": {"get_order": "2"}}
+    r = triage(run("o"), [trial])
+    assert r.verdict == "code_or_config_change" and r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert len(t.config_change) == 5
+    assert r.evidence[0].reason == ("t.jsonl left the original's path here, running with changed "
+                                    + ", ".join(t.config_change[:3]))
+    (why,) = [x for x in r.reasons if x.rule == "header_change"]
+    assert why.text == f"the run header changed {', '.join(t.config_change[:4])}: a config change by itself"
+    assert f"({', '.join(t.config_change[:3])}) and left the original's path" in r.summary
+
+
+def test_a_data_cause_after_the_decision_adds_the_read_that_fed_the_decision() -> None:
+    """The trial ended otherwise (no departure span) and the only cause is a later read that failed in the original
+    alone: its two sides, then the read before the failing decision, which no cause named."""
+    r = triage(run("o", status_failed=True), _trials({"failed": True}))
+    assert (r.verdict, r.cause) == ("data_or_integration", "failed_read tool get_status")
+    assert [(e.span_id, e.side) for e in r.evidence] == [("o5", "original"), ("t05", "replay"), ("o2", "original")]
+    assert r.evidence[-1].reason == READ
+
+
+def test_the_fallback_names_where_a_trial_left_the_path() -> None:
+    """A trial that made one read more than the original, no model call asking for it: no cause; the fallback's
+    evidence names that call on the replay's side."""
+    r = triage(run("o"), _trials({"extra": True}))
+    assert (r.verdict, r.cause) == ("data_or_integration", "unexplained")
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.at is not None and t.cause is None
+    assert [(e.span_id, e.side) for e in r.evidence][1:] == [("o2", "original"), (t.at.span_id, "replay")]
+    assert r.evidence[-1].reason == f"t0.jsonl: {t.reason}"
