@@ -345,3 +345,15 @@ def test_the_fallback_names_where_a_trial_left_the_path() -> None:
     assert t.at is not None and t.cause is None
     assert [(e.span_id, e.side) for e in r.evidence][1:] == [("o2", "original"), (t.at.span_id, "replay")]
     assert r.evidence[-1].reason == f"t0.jsonl: {t.reason}"
+
+
+def test_the_fallback_names_the_call_a_trial_never_made_on_the_original() -> None:
+    """A trial that stopped before the last read (no model call differing): no cause; the fallback's evidence names
+    the original's call it never made, on the original's side."""
+    r = triage(run("o"), _trials({"upto": 5}))
+    assert (r.verdict, r.cause) == ("data_or_integration", "unexplained")
+    assert r.reproduction is not None
+    (t,) = r.reproduction.per_trial
+    assert t.at is not None and t.cause is None
+    last = r.evidence[-1]
+    assert (last.span_id, last.side, last.reason) == ("o5", "original", f"t0.jsonl: {t.reason}")
