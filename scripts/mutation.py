@@ -32,6 +32,21 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/core/test_compare.py", "tests/core/test_compare_mutants.py", "tests/core/test_rules_pinned.py",
          "tests/core/test_envelopes.py"],
     ),
+    "trace_diff": (
+        ["tracetui/core/diff/trace_diff.py"],
+        [
+            "tests/core/test_diff.py",
+            "tests/core/test_first_divergence_rules.py",
+            "tests/core/test_paths_by_rule.py",
+            "tests/core/test_rules_pinned.py",
+            "tests/core/test_comparable.py",
+            "tests/core/test_compare.py",
+            "tests/core/test_align_siblings.py",
+            "tests/core/harness/test_first_divergence_agrees.py",
+            # not test_early.py / test_early_feed.py: they start reader children and read files of thousands of
+            # spans (seconds each); core/load/early's walk calls row_divergence and replay_first, pinned here
+        ],
+    ),
     "verdict": (
         ["tracetui/core/triage/verdict.py"],
         [
@@ -39,6 +54,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/test_triage_order.py",
             "tests/core/test_triage_misses.py",
             "tests/core/test_triage_foreign.py",
+            "tests/core/test_triage_verdict_rules.py",
             # not test_triage_acceptance.py: its module fixture records six runs through the CLI and the harness
             # again in every mutant's session (seconds each on a loaded machine), and its batch and Pilot tests
             # are core/triage/batch's and the TUI's
