@@ -307,6 +307,10 @@ def test_not_for_other_formats_or_small_files(tmp_path: Path, monkeypatch: pytes
     native = ROOT / "sample_runs/order_lookup/original.jsonl"
     assert otlp_early.otlp_pair(str(o), str(native)) is None
     assert otlp_early.otlp_pair(str(o), str(o), replay_format="tracetui") is None
+    assert otlp_early.otlp_pair(str(o), str(o)) is not None
+    monkeypatch.setattr(otlp_early, "EARLY_MAX_BYTES", o.stat().st_size - 1)  # too big: its children's memory
+    assert otlp_early.otlp_pair(str(o), str(o)) is None
+    monkeypatch.setattr(otlp_early, "EARLY_MAX_BYTES", o.stat().st_size)
     monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 4 << 20)
     assert otlp_early.otlp_pair(str(o), str(o)) is None
 

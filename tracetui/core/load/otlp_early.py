@@ -67,7 +67,7 @@ from tracetui.core.readers.otlp_fast import quick_documents
 from tracetui.core.readers.otlp_lazy import OtlpPayloads
 from tracetui.core.readers.ties import order_ties
 
-__all__ = ["CHILD_AHEAD", "CHILD_BLOCK", "OTLP", "OtlpPair", "OtlpSpans", "SideChild", "StreamedSpans", "early_side",
+__all__ = ["CHILD_AHEAD", "CHILD_BLOCK", "EARLY_MAX_BYTES", "OTLP", "OtlpPair", "OtlpSpans", "SideChild", "StreamedSpans", "early_side",
            "otlp_pair"]
 
 OTLP = OtlpJsonReader.name
@@ -245,17 +245,25 @@ def _tied(order: list[int], starts: list[int], spans: OtlpSpans, limit: int) -> 
     return [next(again) if count[starts[i]] > 1 else i for i in order]
 
 
+EARLY_MAX_BYTES = 512 << 20
+"""Largest OTLP/JSON file the early look takes. Each side's child decodes its whole file into Structs: ~1.6x a
+file of big payloads (714 MiB for the 450 MB, 100k-span pair), ~3.8x one of small spans (2.95 GiB for a 782 MiB,
+1M-span file), two at once beside the TUI: past this size a pair is read whole only (the 1M pair's TUI peak is
+then the app's 2.36 GiB, under the 3 GB budget, instead of ~8 GB). Decoding only the heads would lift it."""
+
+
 def otlp_pair(original: str, replay: str, original_format: str | None = None,
               replay_format: str | None = None) -> OtlpPair | None:
     """An ``OtlpPair`` when both files are OTLP/JSON (as named, or as ``readers.sniff_format`` finds them)
-    of ``OtlpJsonReader.lazy_min_bytes`` or more; else None. Never raises."""
+    of ``OtlpJsonReader.lazy_min_bytes`` or more and ``EARLY_MAX_BYTES`` at most; else None. Never raises."""
     least = OtlpJsonReader.lazy_min_bytes
     for path, fmt in ((original, original_format), (replay, replay_format)):
         if fmt is not None and fmt != OTLP:
             return None
         try:
             with open(path, "rb") as fh:
-                if not os.path.isfile(path) or os.fstat(fh.fileno()).st_size < max(least, 1):
+                size = os.fstat(fh.fileno()).st_size
+                if not os.path.isfile(path) or size < max(least, 1) or size > EARLY_MAX_BYTES:
                     return None
                 if fmt is None and readers.sniff_format(fh.read(readers.SNIFF_BYTES)) != OTLP:
                     return None
