@@ -140,3 +140,23 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(argv), stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def row_events(d: Any) -> tuple[dict[int, int], dict[int, int]]:
+    """Each row's enter and exit event position in the enter/exit walk of a diff's merged row tree (rows by depth),
+    computed apart from the code under test: ``(enter, leave)``, row -> event number."""
+    enter: dict[int, int] = {}
+    leave: dict[int, int] = {}
+    event = 0
+    open_rows: list[int] = []
+    for n, row in enumerate(d.rows):
+        while open_rows and d.rows[open_rows[-1]].depth >= row.depth:
+            leave[open_rows.pop()] = event
+            event += 1
+        enter[n] = event
+        event += 1
+        open_rows.append(n)
+    while open_rows:
+        leave[open_rows.pop()] = event
+        event += 1
+    return enter, leave

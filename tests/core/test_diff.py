@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import TraceBuilder
+from tests.builders import TraceBuilder, row_events
 from tracetui.core.diff import ABSENT, DivergenceType, TraceDiff, diff_traces
 from tracetui.core.model import SpanKind
 from tracetui.core.readers import read_trace
@@ -130,25 +130,6 @@ def test_sample_run_against_itself_has_no_divergence() -> None:
     assert diff_traces(t, t).divergences == []
 
 
-def _brute_force_events(d: TraceDiff) -> tuple[dict[int, int], dict[int, int]]:
-    """Enter/exit event positions by an explicit recursive-free walk over the row tree."""
-    enter: dict[int, int] = {}
-    leave: dict[int, int] = {}
-    event = 0
-    open_rows: list[int] = []
-    for n, row in enumerate(d.rows):
-        while open_rows and d.rows[open_rows[-1]].depth >= row.depth:
-            leave[open_rows.pop()] = event
-            event += 1
-        enter[n] = event
-        event += 1
-        open_rows.append(n)
-    while open_rows:
-        leave[open_rows.pop()] = event
-        event += 1
-    return enter, leave
-
-
 def test_divergence_order_is_the_enter_or_exit_event_of_its_row() -> None:
     """Input-side and one-sided divergences sit at the row's start event, output-side at its end."""
     t = TraceBuilder("o")
@@ -164,7 +145,7 @@ def test_divergence_order_is_the_enter_or_exit_event_of_its_row() -> None:
     u.add("tool", "z", parent=rsub, arguments={}, output=1)
     u.add("llm", "chat", parent=rroot, model="m", messages=[1], output=2)
     d = diff_traces(t.trace(), u.trace())
-    enter, leave = _brute_force_events(d)
+    enter, leave = row_events(d)
     output_side = {T.OUTPUT_MISMATCH, T.DECISION_MISMATCH, T.STATUS_MISMATCH}
     fork = [x for x in d.divergences if x.type in (T.MISSING_CALL, T.UNRECORDED_CALL)]
     for x in d.divergences:
@@ -193,7 +174,7 @@ def test_deep_chain_diverging_everywhere_orders_fast_and_right() -> None:
     d = diff_traces(chain("o", 1).trace(), chain("r", 2).trace())
     assert len(d.divergences) == 3000
     assert [x.row for x in d.divergences] == list(range(2999, -1, -1))
-    enter, leave = _brute_force_events(d)
+    enter, leave = row_events(d)
     assert all(x.order == leave[x.row] for x in d.divergences)
 
 

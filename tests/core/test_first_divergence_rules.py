@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import TraceBuilder
+from tests.builders import TraceBuilder, row_events
 from tracetui.core.diff import DivergenceType, TraceDiff, diff_traces
 from tracetui.core.diff import align as align_module
 from tracetui.core.diff.compare import ABSENT, payload_sig
@@ -24,25 +24,6 @@ from tracetui.core.model import Span, SpanKind, Status, Trace
 from tracetui.core.readers.lazyspan import LazySpan
 
 T = DivergenceType
-
-
-def _events(d: TraceDiff) -> tuple[dict[int, int], dict[int, int]]:
-    """Each row's start and end event in the enter/exit walk of the merged tree (written apart from the code)."""
-    enter: dict[int, int] = {}
-    leave: dict[int, int] = {}
-    event = 0
-    open_rows: list[int] = []
-    for n, row in enumerate(d.rows):
-        while open_rows and d.rows[open_rows[-1]].depth >= row.depth:
-            leave[open_rows.pop()] = event
-            event += 1
-        enter[n] = event
-        event += 1
-        open_rows.append(n)
-    while open_rows:
-        leave[open_rows.pop()] = event
-        event += 1
-    return enter, leave
 
 
 def _seen(d: TraceDiff) -> list[tuple[str, str]]:
@@ -65,7 +46,7 @@ def test_a_missing_call_and_a_later_unrecorded_call_with_a_shared_call_between_a
     r.add("tool", "refund", parent=rroot, arguments={"id": 3}, output=3)
     d = diff_traces(o.trace(), r.trace())
     assert _seen(d) == [("missing_call", "audit"), ("unrecorded_call", "refund")]
-    enter, _ = _events(d)
+    enter, _ = row_events(d)
     assert [x.order for x in d.divergences] == [enter[x.row] for x in d.divergences]
 
 
@@ -83,7 +64,7 @@ def test_in_a_fork_the_replays_calls_come_first_and_a_later_replay_call_stays_af
     r.add("tool", "w", parent=rroot, arguments={"id": 3}, output=3)
     d = diff_traces(o.trace(), r.trace())
     assert _seen(d) == [("unrecorded_call", "z"), ("missing_call", "x"), ("unrecorded_call", "w")]
-    enter, _ = _events(d)
+    enter, _ = row_events(d)
     fork = [x for x in d.divergences if x.original is None or x.original.name == "x"][:2]
     assert sorted(x.order for x in fork) == sorted(enter[x.row] for x in fork)  # the fork's own start events
 
@@ -101,7 +82,7 @@ def test_a_replay_call_in_place_of_a_sub_agent_comes_before_the_sub_agent_and_it
     r.add("tool", "refund", parent=rroot, arguments={"id": 1}, output=1)
     d = diff_traces(o.trace(), r.trace())
     assert _seen(d) == [("unrecorded_call", "refund"), ("missing_span", "planner"), ("missing_call", "lookup")]
-    enter, _ = _events(d)
+    enter, _ = row_events(d)
     assert [x.order for x in d.divergences] == sorted(enter[x.row] for x in d.divergences)
 
 
@@ -120,7 +101,7 @@ def test_a_call_missing_inside_a_sub_agent_comes_before_a_replay_call_after_the_
     assert [(row.depth, row.original is not None, row.replay is not None) for row in d.rows] == [
         (0, True, True), (1, True, True), (2, True, False), (1, False, True)]
     assert _seen(d) == [("missing_call", "lookup"), ("unrecorded_call", "refund")]
-    enter, _ = _events(d)
+    enter, _ = row_events(d)
     assert [x.order for x in d.divergences] == [enter[2], enter[3]]
 
 
@@ -136,7 +117,7 @@ def test_a_wrapper_whose_only_shared_row_is_its_first_child_is_reported_at_its_e
     r.add("agent", "support", input=1, output="lost")
     d = diff_traces(o.trace(), r.trace())
     assert _seen(d) == [("output_mismatch", "support"), ("missing_span", "POST /chat")]
-    _, leave = _events(d)
+    _, leave = row_events(d)
     assert [x.order for x in d.divergences] == [leave[1], leave[0]]
 
 
@@ -153,7 +134,7 @@ def test_a_one_sided_root_without_shared_rows_is_reported_at_its_start_even_next
     r.add("tool", "lookup", parent=ragent, arguments={"id": 1}, output=1)
     d = diff_traces(o.trace(), r.trace())
     assert _seen(d) == [("missing_span", "setup"), ("missing_call", "warm_cache")]
-    enter, _ = _events(d)
+    enter, _ = row_events(d)
     assert [x.order for x in d.divergences] == [enter[2], enter[3]]
     # the same setup root first, before the agent: still at its start
     o2 = TraceBuilder("o")
@@ -198,7 +179,7 @@ def test_many_output_divergences_in_a_wide_tree_sit_at_their_rows_end_events() -
 
     d = diff_traces(run("o", 1), run("r", 2))
     assert len(d.divergences) == 1 + 12 + 72
-    _, leave = _events(d)
+    _, leave = row_events(d)
     assert [x.order for x in d.divergences] == sorted(leave[x.row] for x in d.divergences)
     assert all(x.order == leave[x.row] for x in d.divergences)
     assert d.divergences[-1].row == 0 and d.divergences[0].original.name == "t0_0"  # type: ignore[union-attr]
