@@ -174,19 +174,7 @@ def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tup
     Raises:
         Doubt: the careful path may read the file differently (module docstring).
     """
-    if data[:3] == _BOM:
-        raise Doubt
-    end = len(data)
-    while end and data[end - 1] in b" \t\r\n":  # no copy of the file (rstrip would make one)
-        end -= 1
-    mv = memoryview(data)
-    nl = data.find(b"\n", 0, end)
-    several = nl >= 0
-    if several:  # JSON Lines when the first line is a whole value (jsondoc's rule), else one document
-        try:
-            _decode_any(mv[:nl])
-        except msgspec.DecodeError:
-            several = False
+    mv, end, nl, several = _layout(data)
     flat = _Flat(anyvalue)
     if several:  # each line decoded when reached: one line's Structs at a time
         return ((i, flat.value(doc)) for i, doc in _lines(data, mv, end)), True
@@ -215,6 +203,36 @@ def span_dict(raw: bytes, anyvalue: Callable[[Any], Any]) -> dict[str, Any]:
 
 def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesData]]:
     """``(line number, Structs)`` of each JSON Lines line; ``Doubt`` on a blank or refused line."""
+    for i, a, stop in _line_ranges(data, end):
+        try:
+            yield i, _decoded(data, mv, a, stop)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise Doubt from None
+
+
+def _layout(data: bytes) -> tuple[memoryview, int, int, bool]:
+    """``(view, end, first newline, JSON Lines?)`` of a file: ``end`` leaves out trailing white space (no copy of
+    the file: rstrip would make one); JSON Lines when the first line is a whole value (jsondoc's rule), else one
+    document. ``Doubt`` on a BOM."""
+    if data[:3] == _BOM:
+        raise Doubt
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    mv = memoryview(data)
+    nl = data.find(b"\n", 0, end)
+    several = nl >= 0
+    if several:
+        try:
+            _decode_any(mv[:nl])
+        except msgspec.DecodeError:
+            several = False
+    return mv, end, nl, several
+
+
+def _line_ranges(data: bytes, end: int) -> Iterator[tuple[int, int, int]]:
+    """``(line number, start, stop)`` of each JSON Lines line of ``data[:end]`` (CRLF left out); ``Doubt`` on a
+    blank line."""
     a, i = 0, 1
     while a <= end:
         b = data.find(b"\n", a, end)
@@ -222,10 +240,7 @@ def _lines(data: bytes, mv: memoryview, end: int) -> Iterator[tuple[int, TracesD
         stop = b - 1 if b > a and data[b - 1] == 13 else b  # CRLF
         if stop - a < 64 and not data[a:stop].strip():
             raise Doubt
-        try:
-            yield i, _decoded(data, mv, a, stop)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise Doubt from None
+        yield i, a, stop
         a, i = b + 1, i + 1
 
 
@@ -469,31 +484,11 @@ def quick_documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[list[t
         Doubt: a BOM, a blank line in JSON Lines, a document msgspec refuses or without ``resourceSpans``.
         BadValue: from ``anyvalue`` (a resource attribute it refuses).
     """
-    if data[:3] == _BOM:
-        raise Doubt
-    end = len(data)
-    while end and data[end - 1] in b" \t\r\n":
-        end -= 1
-    mv = memoryview(data)
-    nl = data.find(b"\n", 0, end)
-    several = nl >= 0
-    if several:  # jsondoc's rule, as documents decides it
-        try:
-            _decode_any(mv[:nl])
-        except msgspec.DecodeError:
-            several = False
+    mv, end, nl, several = _layout(data)
     spans: list[tuple[int | None, _WholeTracesData]] = []
     try:
         if several:
-            a, i = 0, 1
-            while a <= end:
-                b = data.find(b"\n", a, end)
-                b = end if b < 0 else b
-                stop = b - 1 if b > a and data[b - 1] == 13 else b
-                if stop - a < 64 and not data[a:stop].strip():
-                    raise Doubt
-                spans.append((i, _decode_whole_doc(mv[a:stop])))
-                a, i = b + 1, i + 1
+            spans.extend((i, _decode_whole_doc(mv[a:stop])) for i, a, stop in _line_ranges(data, end))
         else:
             spans.append((None if nl >= 0 else 1, _decode_whole_doc(mv[:end])))
     except (msgspec.DecodeError, msgspec.ValidationError):
