@@ -95,3 +95,19 @@ def any_agent_to_otlp(path: str | Path) -> dict[str, Any]:
             }],
         }]
     }
+
+
+def corpus_otlp_documents(out: Path) -> list[Path]:
+    """The corpus's OTLP/JSON documents: the OTLP proto example, and each any-agent trace converted
+    (``any_agent_to_otlp``) and written under ``out``; none when the corpus is absent."""
+    from tests.corpus import CORPUS
+
+    docs = []
+    proto = CORPUS / "otlp-json" / "opentelemetry-proto_examples_trace.json"
+    if proto.is_file():
+        docs.append(proto)
+    for src in sorted((CORPUS / "any-agent-trace").glob("*.json")):
+        dst = out / (src.stem + ".otlp.json")
+        dst.write_text(json.dumps(any_agent_to_otlp(src)))
+        docs.append(dst)
+    return docs

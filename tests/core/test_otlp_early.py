@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.corpus import CORPUS
-from tests.otlp_helpers import any_agent_to_otlp
+from tests.otlp_helpers import corpus_otlp_documents
 from tracetui.core.diff import TraceDiff, diff_traces
 from tracetui.core.load import otlp_early, read_pair, start_pair
 from tracetui.core.load.early import EARLY_CONTEXT, EarlyTraceDiff, agrees
@@ -321,14 +320,7 @@ def test_not_for_other_formats_or_small_files(tmp_path: Path, monkeypatch: pytes
 def _real_files(tmp_path: Path) -> list[Path]:
     files = [ROOT / "sample_runs/order_lookup/original.otlp.json", ROOT / "sample_runs/order_lookup/replay.otlp.json",
              *sorted((ROOT / "tests/data/otlp").glob("*.json*"))]
-    proto = CORPUS / "otlp-json" / "opentelemetry-proto_examples_trace.json"
-    if proto.is_file():
-        files.append(proto)
-    for src in sorted((CORPUS / "any-agent-trace").glob("*.json")):
-        dst = tmp_path / (src.stem + ".otlp.json")
-        dst.write_text(json.dumps(any_agent_to_otlp(src)))
-        files.append(dst)
-    return files
+    return [*files, *corpus_otlp_documents(tmp_path)]
 
 
 def _edited(path: Path, out: Path, k: int) -> Path | None:

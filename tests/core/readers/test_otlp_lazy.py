@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.otlp_helpers import any_agent_to_otlp, to_attributes
+from tests.otlp_helpers import corpus_otlp_documents, to_attributes
 from tracetui.core.diff import diff_traces
 from tracetui.core.diff.report import diff_report
 from tracetui.core.diff.align import span_key
@@ -22,9 +22,6 @@ from tracetui.core.readers.otlp_lazy import signature
 from tracetui.core.readers.tree import captured
 
 ROOT = Path(__file__).resolve().parents[3]
-CORPUS = ROOT.parent / "shared" / "corpus"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus")
 
 FILES = [
     ROOT / "sample_runs/order_lookup/original.otlp.json",
@@ -45,18 +42,6 @@ def _read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, l
     two = read_runs(path)
     keys = [[span_key(s) for s in t.spans] for t in two.runs]  # before any payload is read
     return eager, two, keys
-
-
-def _corpus_docs(tmp_path: Path) -> list[Path]:
-    out = []
-    proto = CORPUS / "otlp-json" / "opentelemetry-proto_examples_trace.json"
-    if proto.is_file():
-        out.append(proto)
-    for src in sorted((CORPUS / "any-agent-trace").glob("*.json")):
-        dst = tmp_path / (src.stem + ".otlp.json")
-        dst.write_text(json.dumps(any_agent_to_otlp(src)))
-        out.append(dst)
-    return out
 
 
 def _assert_same(eager: Any, two: Any, keys: list[list[Any]]) -> None:
@@ -82,7 +67,7 @@ def test_two_passes_read_what_one_pass_reads(path: Path, monkeypatch: pytest.Mon
 
 
 def test_two_passes_on_the_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _corpus_docs(tmp_path)
+    paths = corpus_otlp_documents(tmp_path)
     if not paths:
         pytest.skip("corpus not present")
     for path in paths:
