@@ -39,7 +39,7 @@ from tracetui.core.readers.base import ReaderOutput
 from tracetui.core.readers.native import NativeReader
 from tracetui.core.readers.tree import captured
 
-__all__ = ["INDEX_MIN_BYTES", "ForkedParse", "can_fork", "fork_parse", "indexable", "parse_indexed"]
+__all__ = ["ForkedParse", "INDEX_MIN_BYTES", "can_fork", "fork_parse", "indexable", "parse_indexed", "widen_pipe"]
 
 INDEX_MIN_BYTES = 4 * 2**20
 """Files smaller than this are read whole (``read_trace``): a few thousand spans load in
@@ -218,7 +218,7 @@ class ForkedParse:
                  feed: Callable[[Callable[[Any], None], int], None] | None = None) -> None:
         self.src = src
         r, w = os.pipe()
-        _widen(w)
+        widen_pipe(w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads running
             pid = os.fork()
@@ -416,7 +416,7 @@ class ForkedParse:
 _PIPE_BYTES = 4 << 20
 
 
-def _widen(fd: int) -> None:
+def widen_pipe(fd: int) -> None:
     """Give the pipe a buffer of up to 4 MiB (Linux; the most allowed): the thread draining it
     runs only when this process's other threads let go of the GIL (every 5 ms when busy), and a
     64 KiB pipe would stall the child ~0.1 s a MB (measured: 2.8 s of waiting for 27k spans)."""

@@ -58,6 +58,7 @@ from msgspec import UNSET
 from tracetui.core import readers
 from tracetui.core.errors import ReadError
 from tracetui.core.load.early import EARLY_CONTEXT, EARLY_MAX_SHARE, EarlyTraceDiff, walk
+from tracetui.core.load.native_index import widen_pipe
 from tracetui.core.load.structure import GiveUp, Structure
 from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.readers.gc_paused import promote_young_objects
@@ -405,6 +406,7 @@ class SideChild:
         # Shared with the child: byte 0 is 1 once this process wants no more; at 8, the messages it took.
         self._stop = mmap.mmap(-1, 16)
         r, w = os.pipe()
+        widen_pipe(w)  # as the index loader's child: a 64 KiB pipe stalls the child while this process is busy
         pid = os.fork()
         if pid == 0:  # the child: never returns
             code = 1
