@@ -64,17 +64,12 @@ _CURRENT: contextvars.ContextVar[HarnessSession | None] = contextvars.ContextVar
 _DECLARED_READS: set[str] = set()
 """Tool names declared reads where they were defined (``@tracetui.tool(read=True)``)."""
 
-_DECLARED_TOOLS: dict[str, Any] = {}
-"""Every tool declared in this process (``@tracetui.tool``), name -> schema. A session's header
-lists and hashes only the tools its run called (``saw_tool``): what
-else the process happened to import before or after (another agent's tools, a test's) must not
-change a run's header (an ``llm`` span's ``tool_schemas_hash`` covers the tools the model was shown)."""
-
-
-def declare_tool(name: str, schema: Any, *, read: bool) -> None:
-    """Declare tool ``name`` (with its schema) for every session of this process; ``read``: it is
-    a read (``@tracetui.tool(read=True)``)."""
-    _DECLARED_TOOLS[name] = schema
+def declare_tool(name: str, *, read: bool) -> None:
+    """Declare tool ``name`` where it is defined (``@tracetui.tool``); ``read``: it is a read
+    (``@tracetui.tool(read=True)``), for every session of this process. A session's header lists and hashes
+    only the tools its run called (``saw_tool``): what else the process happened to import before or after
+    (another agent's tools, a test's) must not change a run's header (an ``llm`` span's ``tool_schemas_hash``
+    covers the tools the model was shown)."""
     if read:
         _DECLARED_READS.add(name)
 

@@ -62,7 +62,7 @@ def tool(fn: Callable[..., Any] | None = None, /, *, read: bool = False, effect:
         tool_name = name or getattr(f, "__name__", None) or type(f).__name__
         sig = _signature(f)
         schema = signature_schema(f)
-        declare_tool(tool_name, schema, read=read)
+        declare_tool(tool_name, read=read)
 
         def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             if sig is None:
