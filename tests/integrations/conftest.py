@@ -23,9 +23,8 @@ def mcp_log(tmp_path):
 
 @pytest.fixture(autouse=True)
 def _fresh_tool_declarations(monkeypatch):
-    """Each test starts with no tool declared in the process (``@tracetui.tool`` declares its tool
+    """Each test starts with no read declared in the process (``@tracetui.tool(read=True)`` declares its tool
     for every later session: a read declared by one test would make another's MCP hint moot)."""
     from tracetui.core.harness import ambient
 
     monkeypatch.setattr(ambient, "_DECLARED_READS", set())
-    monkeypatch.setattr(ambient, "_DECLARED_TOOLS", {})
