@@ -44,11 +44,9 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import pickle
 import re
 import signal
 import struct
-import threading
 import time
 from collections import Counter
 from typing import Any, Callable
@@ -57,6 +55,8 @@ from msgspec import UNSET
 
 from tracetui.core import readers
 from tracetui.core.errors import ReadError
+from tracetui.core.load.channel import Frames
+from tracetui.core.load.channel import send as send_frame
 from tracetui.core.load.early import EARLY_CONTEXT, EARLY_MAX_SHARE, EarlyTraceDiff, walk
 from tracetui.core.load.native_index import widen_pipe
 from tracetui.core.load.structure import GiveUp, Structure
@@ -385,7 +385,6 @@ CHILD_AHEAD = 8
 """Messages a child may send before this process has taken them: past that it waits, so it makes no more
 spans than the walk takes (and leaves the core to it)."""
 
-_FRAME = struct.Struct("<Q")
 _TAKEN = struct.Struct("q")
 
 
@@ -417,62 +416,15 @@ class SideChild:
             finally:
                 os._exit(code)
         os.close(w)
-        self.pid, self._fd = pid, r
-        self._cond = threading.Condition()
-        self._frames: list[bytes | None] = []
-        self._ended = False
-        threading.Thread(target=self._drain, name="tracetui-otlp-early", daemon=True).start()
-
-    def _drain(self) -> None:
-        buf = bytearray()
-        try:
-            while True:
-                chunk = os.read(self._fd, 1 << 20)
-                if not chunk:
-                    break
-                buf += chunk
-                got = []
-                at = 0
-                while len(buf) - at >= 8:
-                    n = _FRAME.unpack_from(buf, at)[0]
-                    if len(buf) - at < 8 + n:
-                        break
-                    got.append(bytes(buf[at + 8:at + 8 + n]))
-                    at += 8 + n
-                if at:
-                    del buf[:at]
-                if got:
-                    with self._cond:
-                        self._frames.extend(got)
-                        self._cond.notify_all()
-        except OSError:
-            pass
-        finally:
-            with self._cond:
-                self._ended = True
-                self._cond.notify_all()
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
+        self.pid = pid
+        self._frames = Frames(r, "tracetui-otlp-early")
 
     def message(self, i: int, tick: Callable[[], object] | None = None) -> Any:
         """The child's ``i``-th message, waited for; None when the child ended before sending it. ``tick`` is
         called while waiting (an exception it raises ends the wait)."""
-        cond = self._cond
-        while True:
-            with cond:
-                if len(self._frames) > i or self._ended:
-                    break
-                cond.wait(0.05)
-            if tick is not None:
-                tick()
-        with cond:
-            if len(self._frames) <= i:
-                return None
-            raw, self._frames[i] = self._frames[i], None
+        got = self._frames.message(i, tick)
         _TAKEN.pack_into(self._stop, 8, i + 1)
-        return pickle.loads(raw)  # type: ignore[arg-type]
+        return got
 
     def stop(self) -> None:
         """End the child (now: what it has not sent is not wanted) and reap it."""
@@ -496,10 +448,7 @@ def _child(path: str, w: int, max_share: float, stop: mmap.mmap) -> None:
         while sent - _TAKEN.unpack_from(stop, 8)[0] >= CHILD_AHEAD and not stop[0]:
             time.sleep(0.002)
         sent += 1
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        view = memoryview(_FRAME.pack(len(data)) + data)
-        while view:
-            view = view[os.write(w, view):]
+        send_frame(w, obj)
 
     try:
         st, spans = early_side(path, _read_bytes(path), max_share)

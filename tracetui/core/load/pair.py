@@ -4,9 +4,9 @@ Same result as ``read_trace(original)`` and ``read_replay(replay)``. A big trace
 through the index loader (``native_index``: payloads left in the file), the replay is parsed in a
 child process meanwhile, and the early look (``early``) finds the first divergence before either
 file is read whole. Two big OTLP/JSON files have their own early look (``otlp_early``: each side
-made in a child process), then are read whole by the OTLP reader. The readers are called through their module
-(``readers.read_trace``) so that a
-test can stand in for them.
+made in a child process), then are read whole by the OTLP reader, the replay in a child process meanwhile
+(``read_child``; with the early look, once it is over). The readers are called through their module
+(``readers.read_trace``) so that a test can stand in for them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.load import early as early_look
 from tracetui.core.load import native_index as ni
 from tracetui.core.load import otlp_early
+from tracetui.core.load.read_child import ReadChild
 from tracetui.core.model import Trace
 from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.base import ReaderOutput
@@ -112,6 +113,8 @@ def read_pair(
                 early(found)  # type: ignore[misc]
             elif progress is not None:
                 progress(0.0)  # a read stopped during the early look (its tick raised) stops here
+        if type(child) is ReadChild:
+            child.go()  # the replay read in the child (gated while the early look had the cores) from now
         held = early_mod if type(early_mod) is otlp_early.OtlpPair else None  # the files' bytes it read
         if osrc is None:
             first = held.read_whole(0) if held is not None else None
@@ -122,7 +125,10 @@ def read_pair(
             first = readers.pick_run(ni.NATIVE, got, po, trace_id if trace_id is not None else orun, indexed=True)
         side = "replay"
         if rsrc is None:
-            second = held.read_whole(1) if held is not None else None
+            second = child.result() if type(child) is ReadChild else None
+            child = None
+            if second is None and held is not None:
+                second = held.read_whole(1)
             if second is None:
                 second = readers.read_replay(replay, format=replay_format, trace_id=trace_id,
                                              replay_trace_id=replay_trace_id)
@@ -226,20 +232,35 @@ def _open_pair(original: str, replay: str, original_format: str | None, replay_f
     osrc = ni.indexable(po, original_format, least)
     rsrc = ni.indexable(pr, replay_format, least)
     early_mod: Any = None
-    child = None
+    child: Any = None
     if early and orun is None and rrun is None and trace_id is None and replay_trace_id is None:
         if osrc is not None and rsrc is not None:
             early_mod = early_look
         elif osrc is None and rsrc is None:  # two big OTLP/JSON files: their own early look
             early_mod = otlp_early.otlp_pair(po, pr, original_format, replay_format)
             if early_mod is not None and processes and ni.can_fork():
+                child = _read_child(replay, replay_format, trace_id, replay_trace_id, gated=True)
                 early_mod.start()  # each file's early side made in a child meanwhile
     if osrc is not None and rsrc is not None and processes and ni.can_fork():
         if early_mod is not None:
             child = early_mod.start_stream(osrc, rsrc)
         else:
             child = ni.fork_parse(rsrc)
+    elif (osrc is None and rsrc is None and early_mod is None and processes and ni.can_fork()
+          and otlp_early.otlp_pair(po, pr, original_format, replay_format) is not None):
+        child = _read_child(replay, replay_format, trace_id, replay_trace_id, gated=False)
     return osrc, rsrc, early_mod, child
+
+
+def _read_child(replay: str, replay_format: str | None, trace_id: str | None, replay_trace_id: str | None,
+                gated: bool) -> ReadChild | None:
+    """Two big OTLP/JSON files: the replay read in a child meanwhile (``read_child``; gated while an early look
+    runs: forked before its children, so that they do not hold its pipes); None when it cannot start."""
+    try:
+        return ReadChild(replay, replay=True, format=replay_format, trace_id=trace_id,
+                         replay_trace_id=replay_trace_id, gated=gated)
+    except OSError:
+        return None  # read here
 
 
 def _indexed(parse: Callable[[Any], ReaderOutput], src: Any) -> ReaderOutput:

@@ -379,6 +379,13 @@ class _Reading(FileReading):
         return out
 
 
+def payload_source(file: Any) -> OtlpPayloads:
+    """An ``otlp_lazy.OtlpPayloads`` over ``file`` (a ``PayloadFile`` of an OTLP/JSON file) whose spans kept as byte
+    ranges are decoded again as this reader decodes them: the source for ``OtlpPayloads.adopt`` of the spans a
+    read of that file made in another process (``core.load.read_child``)."""
+    return OtlpPayloads(file, _reread)
+
+
 def _reread(raw: bytes, path: str, service: Any, scope_name: Any) -> Any:
     """A span's bytes read again as ``_span`` read them (``otlp_lazy.Reread``); None when they are not a span."""
     try:

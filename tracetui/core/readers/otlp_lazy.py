@@ -46,7 +46,8 @@ from tracetui.core.readers.otel_attrs import (
     span_fields_from_attributes,
 )
 
-__all__ = ["LAZY_MIN_BYTES", "MESSAGE_EVENTS", "InMemory", "OtlpPayloads", "kept_file", "payload_pass", "signature"]
+__all__ = ["LAZY_MIN_BYTES", "MESSAGE_EVENTS", "InMemory", "OtlpPayloads", "export_span", "kept_file", "payload_pass",
+           "range_file", "signature"]
 
 LAZY_MIN_BYTES = 4 << 20
 """Files this big or bigger get ``LazySpan``s (the size of tracetui/1's index loader)."""
@@ -166,16 +167,16 @@ class OtlpPayloads:
         if at is not None and self.file is not None:  # kept: the byte range only
             src = self.last
             if src is None or src[0] is not extras:  # (extras: one tuple for the many spans alike)
-                src = self.last = (extras, self._ranges(extras))
+                src = self.last = (extras, self._ranges(extras[2], extras[3]))
             s._src, s._off, s._len = src[1], at[0], at[1]
         else:
             s._src, s._off, s._len = self, len(self.pending), 0
             self.pending.append((name, attrs, events, err, extras))
         return s
 
-    def _ranges(self, extras: Extras) -> _Ranges:
+    def _ranges(self, service: Any, scope_name: Any) -> _Ranges:
         """The source of the spans of one scope (its service and scope name, which the span's bytes lack)."""
-        key = (extras[2], extras[3])
+        key = (service, scope_name)
         try:
             got = self.scopes.get(key)
         except TypeError:  # a service.name that is a list or an object
@@ -187,26 +188,32 @@ class OtlpPayloads:
     def export(self, span: LazySpan) -> tuple[Any, ...]:
         """A span of this source as a picklable record (its fields, what ``span`` computed, the payload kept for
         the payload pass), for ``adopt`` in another process (``core.load.otlp_early``: the replay's spans made
-        in a child)."""
-        part = span._part
+        in a child; ``core.load.read_child``: a whole read made in a child)."""
         pending = self.pending[span._off]
         if pending is None:  # its payload pass has run (the tie order read it): its fields instead
             pending = (span.data, span.attributes)
-        return (span.span_id, span.parent_id, span.seq, span.kind, span.name, span.start_ns, span.end_ns, span.status,
-                span.error_type, span.trace_id, span.line, None if part is None else dict(part), span._sig,
-                span._miss, pending)
+        return _record(span, pending, None)
 
     def adopt(self, rec: tuple[Any, ...]) -> LazySpan:
-        """The ``LazySpan`` an ``export`` record describes, its payload pass run here on first read."""
+        """The ``LazySpan`` an ``export`` record (of an ``OtlpPayloads`` or a ``_Ranges``) describes, its payload
+        pass run here on first read. A span kept as its byte range reads it from this source's ``file``, which
+        must be the file the exporting process read (``core.load.read_child`` checks)."""
         s = _new(LazySpan)
         s._key = s._part = None
         (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id,
-         s.line, part, sig, miss, pending) = rec
-        s._src, s._off, s._len = self, len(self.pending), 0
-        loaded = len(pending) == 2
-        s.data, s.attributes = pending if loaded else (None, None)  # type: ignore[assignment]
+         s.line, part, sig, miss, pending, rng) = rec
+        if rng is not None:  # kept as its byte range: (offset, length, service, scope name)
+            if self.file is None:
+                raise ValueError(f"span {s.span_id}: a byte range adopted by a source without a file")
+            s.data = s.attributes = None  # type: ignore[assignment]  # read on first use
+            s._src, s._off, s._len = self._ranges(rng[2], rng[3]), rng[0], rng[1]
+        else:
+            s._src, s._off, s._len = self, len(self.pending), 0
+            loaded = len(pending) == 2
+            s.data, s.attributes = pending if loaded else (None, None)  # type: ignore[assignment]
+            self.pending.append(None if loaded else pending)
+        # after ``data`` is set (its setter drops a key and signature set before)
         s._part, s._sig, s._miss = (part or _NO_PART) if part is not None else None, sig, miss
-        self.pending.append(None if loaded else pending)
         return s
 
     def load(self, span: Span) -> dict[str, Any]:
@@ -251,6 +258,35 @@ class _Ranges:
 
     def load(self, span: Span) -> dict[str, Any]:
         return self.payloads.load_range(span, self.service, self.scope_name)
+
+    def export(self, span: LazySpan) -> tuple[Any, ...]:
+        """``OtlpPayloads.export`` of a span kept as its byte range: the range, not the payload (loaded: its
+        fields)."""
+        if span.loaded:
+            return _record(span, (span.data, span.attributes), None)
+        return _record(span, None, (span._off, span._len, self.service, self.scope_name))
+
+
+def export_span(span: Span) -> tuple[Any, ...] | None:
+    """The ``OtlpPayloads.export`` record of an OTLP ``LazySpan`` (of an ``OtlpPayloads`` or of a scope's byte
+    ranges), for ``OtlpPayloads.adopt`` in another process; None for any other span."""
+    src = getattr(span, "_src", None)
+    if type(src) is OtlpPayloads or type(src) is _Ranges:
+        return src.export(span)  # type: ignore[arg-type]
+    return None
+
+
+def range_file(span: Span) -> Any:
+    """The file (``PayloadFile`` or ``InMemory``) an OTLP ``LazySpan`` kept as its byte range reads; else None."""
+    src = getattr(span, "_src", None)
+    return src.payloads.file if type(src) is _Ranges else None
+
+
+def _record(span: LazySpan, pending: Any, rng: tuple[int, int, Any, Any] | None) -> tuple[Any, ...]:
+    part = span._part  # a dict sent as it is: spans sharing one share it after a pickle too
+    return (span.span_id, span.parent_id, span.seq, span.kind, span.name, span.start_ns, span.end_ns, span.status,
+            span.error_type, span.trace_id, span.line, None if part is None else part if type(part) is dict else
+            dict(part), span._sig, span._miss, pending, rng)
 
 
 def _mapped(span: Span, name: str, attrs: dict[str, Any], events: list[dict[str, Any]], err: bool,
