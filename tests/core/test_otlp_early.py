@@ -374,3 +374,39 @@ def test_start_pair_forks_a_child_per_file_and_cancel_ends_them(gen_dir: Path) -
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_heads_only_decoding_gives_each_spans_whole_struct_on_demand(gen_dir: Path, tmp_path: Path) -> None:
+    """``quick_documents(heads=True)`` (what the early look's sides decode): every span's ids and start as the whole
+    decode has them, and ``QuickSpans.whole(i)`` the very ``Span`` Struct the whole decode gives, in one document,
+    pretty-printed, as JSON Lines, and in the corpus's and samples' OTLP documents."""
+    from tracetui.core.readers.otlp import anyvalue
+    from tracetui.core.readers.otlp_fast import QuickSpans, quick_documents
+
+    orig, _rep = _generated(gen_dir, 1200, 10, 3)
+    files = [orig, _relaid(orig, "pretty"), _relaid(orig, "jsonl"), *_real_files(tmp_path)]
+    compared = 0
+    for f in files:
+        data = f.read_bytes()
+        try:
+            whole, several = quick_documents(data, anyvalue)
+        except Exception:  # noqa: BLE001 - a file the quick decode refuses: refused with heads too
+            with pytest.raises(Exception):  # noqa: B017
+                quick_documents(data, anyvalue, heads=True)
+            continue
+        heads, several_h = quick_documents(data, anyvalue, heads=True)
+        assert several_h == several and len(heads) == len(whole)
+
+        def scopes(values: Any) -> list[QuickSpans]:
+            return [ss["spans"] for _line, doc in values for rs in doc["resourceSpans"]
+                    for ss in rs.get("scopeSpans", ()) if "spans" in ss]
+
+        for w, h in zip(scopes(whole), scopes(heads), strict=True):
+            assert len(w.structs) == len(h.structs)
+            for i, sp in enumerate(w.structs):
+                head = h.structs[i]
+                assert (head.traceId, head.spanId, head.parentSpanId, head.startTimeUnixNano) == \
+                    (sp.traceId, sp.spanId, sp.parentSpanId, sp.startTimeUnixNano)
+                assert h.whole(i) == sp and w.whole(i) is sp
+                compared += 1
+    assert compared > 3600

@@ -7,8 +7,9 @@ per-span Python work that follows (ids, times, the cheap pass of the attribute m
 signature, ~30 µs a span). So, for each file of ``otlp_lazy.LAZY_MIN_BYTES`` or more (one document, one
 line or pretty-printed, or Collector JSON Lines):
 
-1. **Decode** it with msgspec into the reader's Structs, without the exactness checks
-   (``otlp_fast.quick_documents``: the whole read that follows makes them and decides);
+1. **Decode** the heads of its spans (ids, start) with msgspec, each span's bytes kept for its whole Struct on
+   first use, without the exactness checks (``otlp_fast.quick_documents(heads=True)``: the whole read that
+   follows makes them and decides);
 2. **the structure**, from the Structs' span ids, parent ids, trace ids and start times alone, in the
    order the read ends with (``readers.tree.finish_spans``: ``seq`` from ``(start_ns, file order)``,
    spans starting at the same instant ordered by ``ties.order_ties`` on their spans, parents first);
@@ -48,6 +49,7 @@ import re
 import signal
 import struct
 import time
+from array import array
 from collections import Counter
 from typing import Any, Callable
 
@@ -88,11 +90,11 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
     by the reader's own code (``SpanByStruct.span``), checked against the structure (same ids and start).
     ``len`` is the number made; ``asked`` (set by ``early.walk``) counts against ``limit``."""
 
-    def __init__(self, path: str, maker: SpanByStruct, structs: list[Any], where: list[Any], order: list[int],
+    def __init__(self, path: str, maker: SpanByStruct, local: array, where: list[Any], order: list[int],
                  heads: list[tuple[str, str | None, int]], limit: int) -> None:
         super().__init__()
         self.src = _Source(path)
-        self.maker, self.structs, self.where, self.order, self.heads = maker, structs, where, order, heads
+        self.maker, self.local, self.where, self.order, self.heads = maker, local, where, order, heads
         self.limit = limit
         self.asked: Any = self
         self.made: dict[int, Span] = {}  # by file index (the tie order needs spans before seq is known)
@@ -100,8 +102,8 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
     def by_file_index(self, i: int) -> Span:
         span = self.made.get(i)
         if span is None:
-            line, service, scope, make = self.where[i]
-            span = self.maker.span(make(self.structs[i]), line, service, scope)
+            line, service, scope, spans = self.where[i]  # (spans: its scope's QuickSpans, at index local[i])
+            span = self.maker.span(spans.make(spans.whole(self.local[i])), line, service, scope)
             if span is None or (span.span_id, span.parent_id, span.start_ns) != self.heads[i]:
                 raise GiveUp("a span the read reports, or read otherwise than its head")
             if span.kind is SpanKind.TOOL:
@@ -113,7 +115,7 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
 
     def drop(self) -> None:
         """Let go of the Structs and the spans (the walk's result keeps the ones it shows)."""
-        self.structs, self.where, self.asked = [], [], self
+        self.local, self.where, self.asked = array("q"), [], self
         self.made.clear()
         self.clear()
 
@@ -136,14 +138,16 @@ def early_side(path: str, data: bytes, max_share: float = EARLY_MAX_SHARE,
         GiveUp: the file is not one run whose order this can prove (module docstring); ``Doubt``, ``BadValue``
             and other errors of the decoder pass through.
     """
-    values, _several = quick_documents(data, anyvalue)
+    values, _several = quick_documents(data, anyvalue, heads=True)
     maker = SpanByStruct(path)
-    structs: list[Any] = []
-    where: list[Any] = []
+    structs: list[Any] = []  # every span's head (SpanHead), in file order
+    where: list[Any] = []  # (line, service, scope name, its scope's QuickSpans) of each
+    local = array("q")  # its index in that QuickSpans
     for line, service, scope, spans in maker.scopes(values):
         got = spans.structs
         structs.extend(got)
-        where.extend([(line, service, scope, spans.make)] * len(got))
+        where.extend([(line, service, scope, spans)] * len(got))
+        local.extend(range(len(got)))
     del values
     if tick is not None:
         tick()
@@ -155,7 +159,8 @@ def early_side(path: str, data: bytes, max_share: float = EARLY_MAX_SHARE,
     starts = [h[2] for h in heads]
     order = sorted(range(n), key=starts.__getitem__)  # stable: file order among equal starts
     limit = max(64, int(n * max_share))
-    spans_ = OtlpSpans(path, maker, structs, where, order, [(h[0], h[1], h[2]) for h in heads], limit)
+    del structs
+    spans_ = OtlpSpans(path, maker, local, where, order, [(h[0], h[1], h[2]) for h in heads], limit)
     if len(set(starts)) != n:
         order = _tied(order, starts, spans_, limit)
         spans_.order = order
@@ -247,10 +252,12 @@ def _tied(order: list[int], starts: list[int], spans: OtlpSpans, limit: int) -> 
 
 
 EARLY_MAX_BYTES = 512 << 20
-"""Largest OTLP/JSON file the early look takes. Each side's child decodes its whole file into Structs: ~1.6x a
-file of big payloads (714 MiB for the 450 MB, 100k-span pair), ~3.8x one of small spans (2.95 GiB for a 782 MiB,
-1M-span file), two at once beside the TUI: past this size a pair is read whole only (the 1M pair's TUI peak is
-then the app's 2.36 GiB, under the 3 GB budget, instead of ~8 GB). Decoding only the heads would lift it."""
+"""Largest OTLP/JSON file the early look takes (and ``load.pair`` reads in a child, ``read_child``). Each side's
+child decodes only the heads of its file's spans (``quick_documents(heads=True)``) and holds the file's bytes:
+1.3x a file of big payloads (560 MiB for the 428 MiB replay of the 100k-span pair; 703 MiB when it decoded every
+span), 2.1x one of small spans (1.6 GiB for a 780 MiB, 1M-span file; 3.0 GiB when it decoded every span). Two
+such children beside the TUI would still pass the 3 GB budget on the 1M pair (and a whole read in a child beside
+this process's: 1.56 + 1.84 GiB), so past this size a pair is read whole, in this process only."""
 
 
 def otlp_pair(original: str, replay: str, original_format: str | None = None,
