@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,70 @@ def test_adopted_spans_keep_their_keys_and_signatures(generated: tuple[Path, Pat
     assert [(r.original, r.replay) for r in there.rows] == [(r.original, r.replay) for r in here.rows]
     assert there.first is not None and here.first is not None
     assert (there.first.row, there.first.type) == (here.first.row, here.first.type)
+
+
+def test_a_read_cancelled_while_the_child_reads_ends_without_reading_the_replay_here(
+        generated: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI's read (``PairRead``) cancelled while the original is read here: the child is killed, and the read
+    ends ``cancelled`` instead of reading the replay itself in this process."""
+    from tracetui.core import readers
+    from tracetui.core.load.pairread import PairRead
+
+    read = PairRead(str(generated[0]), str(generated[1]))  # the children forked here (before the patches)
+    here: list[str] = []
+    real_trace, real_replay = readers.read_trace, readers.read_replay
+
+    def read_trace_then_cancel(*a: Any, **kw: Any) -> Trace:
+        got = real_trace(*a, **kw)
+        read.cancel()  # while the child may still be reading the replay
+        return got
+
+    def read_replay_here(*a: Any, **kw: Any) -> Trace:
+        here.append(str(a[0]))
+        return real_replay(*a, **kw)
+
+    monkeypatch.setattr(readers, "read_trace", read_trace_then_cancel)
+    monkeypatch.setattr(readers, "read_replay", read_replay_here)
+    end = None
+    for _ in range(240):
+        ev = read.next_event(timeout=0.5)
+        if ev is not None and ev[0] in ("done", "failed", "cancelled"):
+            end = ev
+            break
+    assert end == ("cancelled",)
+    assert here == []
+
+
+def test_a_child_ends_with_the_process_that_forked_it(generated: tuple[Path, Path]) -> None:
+    """A process that forks a gated read child and dies (``kill -9``: no cleanup runs) leaves no child behind,
+    even while another process it forked after (as the early look's children are) still holds the gate open."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the process that dies
+        try:
+            os.close(r)
+            child = ReadChild(str(generated[1]), replay=True, gated=True)
+            holder = os.fork()
+            if holder == 0:  # inherits the gate's open end
+                time.sleep(30)
+                os._exit(0)
+            os.write(w, f"{child.pid} {holder}".encode())
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    os.close(w)
+    grandchild, holder = map(int, os.read(r, 64).split())
+    os.close(r)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        for _ in range(100):
+            try:
+                os.kill(grandchild, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"read child {grandchild} outlived its parent")
+    finally:
+        os.kill(holder, signal.SIGKILL)

@@ -126,6 +126,8 @@ def read_pair(
         side = "replay"
         if rsrc is None:
             second = child.result() if type(child) is ReadChild else None
+            if second is None and child is not None and progress is not None:
+                progress(1.0)  # the original is read; a stopped read (the child killed) ends here
             child = None
             if second is None and held is not None:
                 second = held.read_whole(1)
