@@ -410,3 +410,48 @@ def test_heads_only_decoding_gives_each_spans_whole_struct_on_demand(gen_dir: Pa
                 assert h.whole(i) == sp and w.whole(i) is sp
                 compared += 1
     assert compared > 3600
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2, reason="needs fork and two cores")
+def test_the_sides_children_end_with_the_process_that_forked_them(gen_dir: Path) -> None:
+    """A TUI killed (``kill -9``) during the early look leaves no child behind: a side's child waiting for the walk
+    to take its messages would otherwise wait for a reader that is gone, forever."""
+    import signal
+    import time
+
+    orig, rep = _generated(gen_dir, 1200, 10, 3)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the process that dies
+        try:
+            os.close(r)
+            otlp_early.CHILD_AHEAD = 0  # each child waits before its first message for the walk to take it
+            pair = otlp_early.otlp_pair(str(orig), str(rep))
+            pair.start()
+            os.write(w, " ".join(str(c.pid) for c in pair.children).encode())
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    os.close(w)
+    children = [int(x) for x in os.read(r, 64).split()]
+    os.close(r)
+    assert len(children) == 2
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    left = children
+    for _ in range(100):
+        left = [c for c in left if _alive(c)]
+        if not left:
+            break
+        time.sleep(0.05)
+    for c in left:
+        os.kill(c, signal.SIGKILL)
+    assert left == [], "a side's child outlived the process that forked it"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -9,16 +9,39 @@ and a file's whole read in a child (``read_child.ReadChild``).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
+import signal
 import struct
 import threading
 import time
 from typing import Any, Callable
 
-__all__ = ["Frames", "send"]
+__all__ = ["Frames", "die_with", "send"]
 
 _FRAME = struct.Struct("<Q")
+
+
+def _load_prctl() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+_PRCTL = _load_prctl()  # looked up before any fork
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with(parent: int) -> None:
+    """Called first in a forked child: be killed when ``parent`` (the pid that forked it) ends (Linux
+    ``PR_SET_PDEATHSIG``), and end now if it has already. A TUI killed mid-read then leaves no orphan reading on,
+    or waiting for a reader that is gone (elsewhere a child ends at its first write to the closed pipe)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def send(fd: int, obj: Any) -> None:

@@ -33,6 +33,7 @@ except ImportError:  # not on Windows
 
 from tracetui.core.diff.align import span_key
 from tracetui.core.diff.compare import payload_sig
+from tracetui.core.load.channel import die_with
 from tracetui.core.readers.lazyspan import PayloadFile, make_lazy
 from tracetui.core.model import Span, SpanKind
 from tracetui.core.readers.base import ReaderOutput
@@ -219,11 +220,13 @@ class ForkedParse:
         self.src = src
         r, w = os.pipe()
         widen_pipe(w)
+        parent = os.getpid()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads running
             pid = os.fork()
         if pid == 0:  # the child
             try:
+                die_with(parent)
                 os.close(r)
                 gc.disable()
                 stream = _Stream(w, feed)

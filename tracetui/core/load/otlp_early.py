@@ -57,7 +57,7 @@ from msgspec import UNSET
 
 from tracetui.core import readers
 from tracetui.core.errors import ReadError
-from tracetui.core.load.channel import Frames
+from tracetui.core.load.channel import Frames, die_with
 from tracetui.core.load.channel import send as send_frame
 from tracetui.core.load.early import EARLY_CONTEXT, EARLY_MAX_SHARE, EarlyTraceDiff, walk
 from tracetui.core.load.native_index import widen_pipe
@@ -413,10 +413,12 @@ class SideChild:
         self._stop = mmap.mmap(-1, 16)
         r, w = os.pipe()
         widen_pipe(w)  # as the index loader's child: a 64 KiB pipe stalls the child while this process is busy
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             code = 1
             try:
+                die_with(parent)  # else, its walk's reader gone, it would wait for it forever
                 os.close(r)
                 _child(path, w, max_share, self._stop)
                 code = 0

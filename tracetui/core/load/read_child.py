@@ -24,14 +24,13 @@ read once its early look is over, so the early look's own two children have the 
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import signal
 from typing import Any
 
 from tracetui.core import readers
-from tracetui.core.load.channel import Frames, send
+from tracetui.core.load.channel import Frames, die_with, send
 from tracetui.core.load.native_index import widen_pipe
 from tracetui.core.model import Trace
 from tracetui.core.readers.gc_paused import promote_young_objects
@@ -64,7 +63,7 @@ class ReadChild:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             try:
-                _die_with(parent)
+                die_with(parent)
                 os.close(r)
                 if gated:
                     os.close(gate_w)
@@ -149,26 +148,6 @@ class ReadChild:
                 os.close(gate)
             except OSError:
                 pass
-
-
-def _load_prctl() -> Any:
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # not Linux
-        return None
-
-
-_PRCTL = _load_prctl()  # looked up before any fork
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with(parent: int) -> None:
-    """In the child: be killed when ``parent`` ends (Linux ``PR_SET_PDEATHSIG``), and end now if it has already:
-    a TUI that quits mid-read leaves no orphan reading on (elsewhere it ends at its first write to the pipe)."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(0)
 
 
 def _identity(fd: int) -> tuple[int, int]:
