@@ -378,10 +378,11 @@ def test_start_pair_forks_a_child_per_file_and_cancel_ends_them(gen_dir: Path) -
 
 def test_heads_only_decoding_gives_each_spans_whole_struct_on_demand(gen_dir: Path, tmp_path: Path) -> None:
     """``quick_documents(heads=True)`` (what the early look's sides decode): every span's ids and start as the whole
-    decode has them, and ``QuickSpans.whole(i)`` the very ``Span`` Struct the whole decode gives, in one document,
-    pretty-printed, as JSON Lines, and in the corpus's and samples' OTLP documents."""
+    decode has them, ``QuickSpans.whole(i)`` the very ``Span`` Struct the whole decode gives, and its byte range
+    the span's own bytes (read back, the same dict), in one document, pretty-printed, as JSON Lines, and in the
+    corpus's and samples' OTLP documents."""
     from tracetui.core.readers.otlp import anyvalue
-    from tracetui.core.readers.otlp_fast import QuickSpans, quick_documents
+    from tracetui.core.readers.otlp_fast import AT, QuickSpans, quick_documents, span_dict
 
     orig, _rep = _generated(gen_dir, 1200, 10, 3)
     files = [orig, _relaid(orig, "pretty"), _relaid(orig, "jsonl"), *_real_files(tmp_path)]
@@ -408,6 +409,9 @@ def test_heads_only_decoding_gives_each_spans_whole_struct_on_demand(gen_dir: Pa
                 assert (head.traceId, head.spanId, head.parentSpanId, head.startTimeUnixNano) == \
                     (sp.traceId, sp.spanId, sp.parentSpanId, sp.startTimeUnixNano)
                 assert h.whole(i) == sp and w.whole(i) is sp
+                off, n = h.dict(i)[AT]  # its byte range: its own bytes, read back as the same dict
+                assert AT not in w.dict(i) and data[off:off + n] == bytes(h.raws[i])
+                assert span_dict(data[off:off + n], anyvalue) == w.dict(i)
                 compared += 1
     assert compared > 3600
 

@@ -65,9 +65,9 @@ from tracetui.core.load.structure import GiveUp, Structure
 from tracetui.core.model import Span, SpanKind, Trace
 from tracetui.core.readers.gc_paused import promote_young_objects
 from tracetui.core.readers.limits import read_rest
-from tracetui.core.readers.otlp import OtlpJsonReader, SpanByStruct, anyvalue
+from tracetui.core.readers.lazyspan import PayloadFile
+from tracetui.core.readers.otlp import OtlpJsonReader, SpanByStruct, anyvalue, payload_source
 from tracetui.core.readers.otlp_fast import quick_documents
-from tracetui.core.readers.otlp_lazy import OtlpPayloads
 from tracetui.core.readers.ties import order_ties
 
 __all__ = ["CHILD_AHEAD", "CHILD_BLOCK", "EARLY_MAX_BYTES", "OTLP", "OtlpPair", "OtlpSpans", "SideChild", "StreamedSpans", "early_side",
@@ -103,7 +103,7 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
         span = self.made.get(i)
         if span is None:
             line, service, scope, spans = self.where[i]  # (spans: its scope's QuickSpans, at index local[i])
-            span = self.maker.span(spans.make(spans.whole(self.local[i])), line, service, scope)
+            span = self.maker.span(spans.dict(self.local[i]), line, service, scope)
             if span is None or (span.span_id, span.parent_id, span.start_ns) != self.heads[i]:
                 raise GiveUp("a span the read reports, or read otherwise than its head")
             if span.kind is SpanKind.TOOL:
@@ -131,15 +131,17 @@ class OtlpSpans(dict):  # type: ignore[type-arg]
 
 
 def early_side(path: str, data: bytes, max_share: float = EARLY_MAX_SHARE,
-               tick: Callable[[], object] | None = None) -> tuple[Structure, OtlpSpans]:
-    """One file's structure and its spans on first use (module docstring, steps 1-3).
+               tick: Callable[[], object] | None = None, file: PayloadFile | None = None) -> tuple[Structure, OtlpSpans]:
+    """One file's structure and its spans on first use (module docstring, steps 1-3). ``file``: the file ``data``
+    was read from (``_read_side``): the spans are then kept as their byte ranges in it, their payloads read from
+    it on first use (else each keeps its decoded attributes).
 
     Raises:
         GiveUp: the file is not one run whose order this can prove (module docstring); ``Doubt``, ``BadValue``
             and other errors of the decoder pass through.
     """
     values, _several = quick_documents(data, anyvalue, heads=True)
-    maker = SpanByStruct(path)
+    maker = SpanByStruct(path, file)
     structs: list[Any] = []  # every span's head (SpanHead), in file order
     where: list[Any] = []  # (line, service, scope name, its scope's QuickSpans) of each
     local = array("q")  # its index in that QuickSpans
@@ -329,8 +331,9 @@ class OtlpPair:
                         return None
                     spans: Any = StreamedSpans(child, st, max(64, int(len(st.parents) * max_share)), tick)
                 else:
-                    self.data[which] = _read_bytes(path)
-                    st, spans = early_side(path, self.data[which], max_share, tick)  # type: ignore[arg-type]
+                    data, file = _read_side(path)
+                    self.data[which] = data
+                    st, spans = early_side(path, data, max_share, tick, file)
                 sides.append(spans)
                 got.append((st, spans))
             (fo, so), (fr, sr) = got
@@ -377,10 +380,18 @@ class OtlpPair:
         return readers.pick_run(reader, out, path, None)  # type: ignore[arg-type]
 
 
-def _read_bytes(path: str) -> bytes:
-    """The file's bytes as ``read_trace`` reads them (``limits.read_rest``: its budget)."""
-    with open(path, "rb") as fh:
-        return read_rest(fh, path, b"")
+def _read_side(path: str, file: PayloadFile | None = None) -> tuple[bytes, PayloadFile]:
+    """The file's bytes as ``read_trace`` reads them (``limits.read_rest``: its budget), and the ``PayloadFile``
+    they were read through (``file``, opened before a fork, or opened here): its spans' payloads are read again
+    from that one file, whatever the path names by then.
+
+    Raises:
+        OSError: the file cannot be opened or read; ``ReadError``: past its budget."""
+    if file is None:
+        file = PayloadFile(path)
+    with os.fdopen(os.dup(file.fd), "rb") as fh:
+        fh.seek(0)
+        return read_rest(fh, path, b""), file
 
 
 # -- the replay's side in a child process ------------------------------------------------------------------
@@ -409,6 +420,7 @@ class SideChild:
 
     def __init__(self, path: str, max_share: float) -> None:
         self.path = path
+        self.file = PayloadFile(path)  # the child reads through it; this process reads the spans' payloads from it
         # Shared with the child: byte 0 is 1 once this process wants no more; at 8, the messages it took.
         self._stop = mmap.mmap(-1, 16)
         r, w = os.pipe()
@@ -420,7 +432,7 @@ class SideChild:
             try:
                 die_with(parent)  # else, its walk's reader gone, it would wait for it forever
                 os.close(r)
-                _child(path, w, max_share, self._stop)
+                _child(path, w, max_share, self._stop, self.file)
                 code = 0
             finally:
                 os._exit(code)
@@ -448,7 +460,7 @@ class SideChild:
             pass
 
 
-def _child(path: str, w: int, max_share: float, stop: mmap.mmap) -> None:
+def _child(path: str, w: int, max_share: float, stop: mmap.mmap, file: PayloadFile) -> None:
     gc.disable()
     sent = 0
 
@@ -460,7 +472,7 @@ def _child(path: str, w: int, max_share: float, stop: mmap.mmap) -> None:
         send_frame(w, obj)
 
     try:
-        st, spans = early_side(path, _read_bytes(path), max_share)
+        st, spans = early_side(path, _read_side(path, file)[0], max_share, file=file)
     except Exception:  # noqa: BLE001 - the parent gives up
         send(None)
         return
@@ -505,7 +517,7 @@ class StreamedSpans(dict):  # type: ignore[type-arg]
         self.src = _Source(child.path)
         self.child, self.n, self.limit, self.tick = child, len(st.parents), limit, tick
         self.asked: Any = self
-        self.payloads = OtlpPayloads()
+        self.payloads = payload_source(child.file)  # spans kept as byte ranges: read from the file on first use
         self._got: dict[int, Span] = {}  # by seq
         self._next = 1  # the next message (0 was the structure)
         self._ended = False

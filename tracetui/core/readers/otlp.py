@@ -461,8 +461,10 @@ class SpanByStruct:
     start) as ``_span`` reads it, and the ``LazySpan`` ``read`` makes of it (``_span`` itself, on the span dict
     ``otlp_fast`` makes of its Struct). Anything the read would report gives None: the caller gives up."""
 
-    def __init__(self, path: str) -> None:
-        self._reading = _Reading(path, lazy=True)
+    def __init__(self, path: str, file: Any = None) -> None:
+        """``file``: the file's ``PayloadFile`` (``otlp_lazy.OtlpPayloads.file``): a span dict with its byte range
+        (``otlp_fast.AT``) then gives a span kept as that range, its payload read from ``file`` on first use."""
+        self._reading = _Reading(path, lazy=True, file=file)
 
     @staticmethod
     def scopes(values: Any) -> Any:

@@ -265,7 +265,6 @@ def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
     outside = 0  # the colons of data[a:b] outside every span's bytes
     held = []
     spans = 0
-    find, count, startswith = data.find, data.count, data.startswith
     for rs in doc.resourceSpans:
         if rs.scopeSpans is UNSET:
             continue
@@ -273,21 +272,12 @@ def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
             raws = ss.spans
             if raws is UNSET:
                 continue
-            at = array("q")
-            for raw in raws:  # in file order: each span found where the last one ended
-                p = find(b"{", cursor, b)
-                if p < 0 or not (p - cursor == 1 and data[cursor] == 44 or _SEP(data, cursor, p)) \
-                        or not startswith(raw, p):  # an array's first span: found by its bytes
-                    p = find(raw, cursor, b)
-                    if p < 0:
-                        raise Doubt
-                    outside += count(b":", cursor, p)
-                at.append(p)
-                cursor = p + len(raw)
+            at, cursor, between = _locate(data, raws, cursor, b)
+            outside += between
             held.append((ss, raws, at))
             spans += len(raws)
             ss.spans = []
-    outside += count(b":", cursor, b)
+    outside += data.count(b":", cursor, b)
     n = _encode(doc).count(b":")  # "spans":[] counts the colon the text has
     if n != outside:
         raise Doubt
@@ -298,6 +288,39 @@ def _decoded(data: bytes, mv: memoryview, a: int, b: int) -> TracesData:
 
 
 _SEP = re.compile(rb"[\s,]*\Z").match  # between two spans of one array: a comma and white space
+
+
+def _located(data: bytes, doc: TracesData, a: int, b: int) -> None:
+    """Each scope's ``spans`` of ``doc`` (the document ``data[a:b]``) made ``(Raws, offsets)`` (``_locate``)."""
+    cursor = a
+    for rs in doc.resourceSpans:  # type: ignore[union-attr]
+        if rs.scopeSpans is UNSET:
+            continue
+        for ss in rs.scopeSpans:
+            if ss.spans is not UNSET:
+                at, cursor, _ = _locate(data, ss.spans, cursor, b)
+                ss.spans = (ss.spans, at)  # type: ignore[assignment]
+
+
+def _locate(data: bytes, raws: list[Raw], cursor: int, b: int) -> tuple[array, int, int]:
+    """``(offsets, end, colons)``: where each of a scope's spans (``raws``, in file order) starts in ``data``, each
+    found after the last one from ``cursor`` (the next ``{`` after a comma and white space, checked to start its
+    bytes; an array's first span by a search for its bytes, before ``b``), where the last one ends, and the
+    colons passed over outside the spans. ``Doubt`` when a span's bytes are not there."""
+    find, count, startswith = data.find, data.count, data.startswith
+    at = array("q")
+    outside = 0
+    for raw in raws:
+        p = find(b"{", cursor, b)
+        if p < 0 or not (p - cursor == 1 and data[cursor] == 44 or _SEP(data, cursor, p)) \
+                or not startswith(raw, p):  # an array's first span: found by its bytes
+            p = find(raw, cursor, b)
+            if p < 0:
+                raise Doubt
+            outside += count(b":", cursor, p)
+        at.append(p)
+        cursor = p + len(raw)
+    return at, cursor, outside
 
 
 def _odd(sp: Span) -> bool:
@@ -374,14 +397,15 @@ class SpanDicts:
 
 class QuickSpans:
     """A scope's spans for ``quick_documents``: ``structs``, every span's ``Span`` Struct (with ``heads``: its
-    ``SpanHead`` Struct, and ``raws``, its bytes), and ``make``, a ``Span`` Struct to the reader's span dict
-    (``_Flat.span``). ``whole(i)`` is span ``i``'s ``Span`` Struct either way."""
+    ``SpanHead`` Struct, with ``raws``, its bytes, and ``at``, where each starts in the file), and ``make``, a
+    ``Span`` Struct to the reader's span dict (``_Flat.span``). ``whole(i)`` is span ``i``'s ``Span`` Struct
+    either way, ``dict(i)`` its dict (with its byte range under ``AT`` when known)."""
 
-    __slots__ = ("make", "raws", "structs")
+    __slots__ = ("at", "make", "raws", "structs")
 
     def __init__(self, structs: list[Any], make: Callable[[Span], dict[str, Any]],
-                 raws: list[Raw] | None = None) -> None:
-        self.structs, self.make, self.raws = structs, make, raws
+                 raws: list[Raw] | None = None, at: array | None = None) -> None:
+        self.structs, self.make, self.raws, self.at = structs, make, raws, at
 
     def whole(self, i: int) -> Span:
         """Span ``i``'s ``Span`` Struct (decoded from its bytes now when only heads were).
@@ -391,6 +415,13 @@ class QuickSpans:
                 the document's decode accepted).
         """
         return self.structs[i] if self.raws is None else _decode_span(self.raws[i])
+
+    def dict(self, i: int) -> dict[str, Any]:
+        """Span ``i``'s dict as ``documents`` gives it: under ``AT`` its byte range, when known (``heads``)."""
+        d = self.make(self.whole(i))
+        if self.at is not None:
+            d[AT] = (self.at[i], len(self.raws[i]))  # type: ignore[index]
+        return d
 
 
 class _Flat:
@@ -419,7 +450,8 @@ class _Flat:
                     if ss.scope is not UNSET:
                         s["scope"] = {"name": ss.scope.name} if ss.scope.name is not UNSET else {}
                     if ss.spans is not UNSET and quick == "heads":  # the spans' bytes: their heads decoded
-                        s["spans"] = QuickSpans([_decode_head(r) for r in ss.spans], self.span, ss.spans)
+                        raws, at = ss.spans  # type: ignore[misc]  # (quick_documents located them)
+                        s["spans"] = QuickSpans([_decode_head(r) for r in raws], self.span, raws, at)
                     elif ss.spans is not UNSET and quick:
                         s["spans"] = QuickSpans(ss.spans, self.span)
                     elif ss.spans is not UNSET:
@@ -516,14 +548,16 @@ def quick_documents(data: bytes, anyvalue: Callable[[Any], Any],
     decode = _decode_doc if heads else _decode_whole_doc
     try:
         if several:
-            spans.extend((i, decode(mv[a:stop])) for i, a, stop in _line_ranges(data, end))
+            spans.extend((i, decode(mv[a:stop]), a, stop) for i, a, stop in _line_ranges(data, end))
         else:
-            spans.append((None if nl >= 0 else 1, decode(mv[:end])))
+            spans.append((None if nl >= 0 else 1, decode(mv[:end]), 0, end))
         flat = _Flat(anyvalue)
         out = []
-        for line, doc in spans:
+        for line, doc, a, b in spans:
             if doc.resourceSpans is UNSET:
                 raise Doubt
+            if heads:
+                _located(data, doc, a, b)
             out.append((line, flat.value(doc, quick="heads" if heads else True)))
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise Doubt from None
