@@ -12,7 +12,8 @@ import random
 import pytest
 
 from tests.builders import TraceBuilder, make_span
-from tracetui.core.diff.align import AlignedRow, align
+from tracetui.core.diff.align import (AlignedRow, align, align_with_keys, align_with_same_keys, prepared_side, span_key,
+                                       walk_rows)
 from tracetui.core.diff.lcs import equal_run, equal_run_back, matching_blocks, myers
 from tracetui.core.diff.siblings import concurrent_groups
 from tracetui.core.model import Span
@@ -280,6 +281,7 @@ def test_siblings_form_a_set_while_each_starts_before_every_earlier_one_of_the_s
         ("g", 30, None), ("h", 30, None),  # no end recorded: the same start alone makes them a set
         ("i", 40, 41),  # alone
         ("j", 50, 60), ("k", 55, 56),
+        ("l", 70, 71),  # alone, last
     )
     assert concurrent_groups(list(range(len(spans))), spans) == [(0, 4), (4, 6), (6, 8), (9, 11)]
 
@@ -307,3 +309,202 @@ def test_only_tool_spans_whose_call_id_the_previous_llm_turn_asked_for_form_its_
     assert concurrent_groups([0, 1, 2], spans) == []
     spans = after("agent", ("c1", "c2"))
     assert concurrent_groups([0, 1, 2], spans) == []
+
+
+def test_identical_concurrent_calls_pair_in_order_the_nth_with_the_nth() -> None:
+    """A set of concurrent calls with three identical fetches among them, started in another order by the
+    replay: the replay's first fetch pairs with the original's first, the second with the second, the third
+    with the third (their outputs are compared pair by pair)."""
+    def run(prefix: str, calls: list[tuple[str, int]]) -> list[Span]:
+        t0 = 1_762_161_242_118_000_000
+        spans = [make_span("agent", "agent", span_id=f"{prefix}root", seq=0, start_ns=t0, end_ns=t0 + 100 * MS)]
+        for n, (tool, out) in enumerate(calls):  # all overlapping: one concurrent set
+            spans.append(make_span("tool", tool, span_id=f"{prefix}{tool}{out}", parent_id=f"{prefix}root", seq=n + 1,
+                                   start_ns=t0 + (1 + n) * MS // 10, end_ns=t0 + 50 * MS, arguments={"page": 1},
+                                   output=out))
+        return spans
+
+    a = run("o", [("fetch", 1), ("lookup", 0), ("fetch", 2), ("clock", 0), ("fetch", 3)])
+    b = run("r", [("fetch", 1), ("fetch", 2), ("fetch", 3), ("lookup", 0), ("clock", 0)])
+    assert _rows(a, b) == [("ofetch1", "rfetch1"), ("olookup0", "rlookup0"), ("ofetch2", "rfetch2"),
+                           ("oclock0", "rclock0"), ("ofetch3", "rfetch3")]
+
+
+def _tools_of(prefix: str, calls: list[tuple[str, str]]) -> list[Span]:
+    """An agent root with tool calls ``(name, status)`` one after the other (same arguments each), span ids
+    ``<prefix>0``, ``<prefix>1``..."""
+    t = TraceBuilder(prefix)
+    root = t.add("agent", "agent", span_id=f"{prefix}root")
+    for n, (tool, status) in enumerate(calls):
+        t.add("tool", tool, parent=root, status=status, arguments={"id": 7}, span_id=f"{prefix}{n}")
+    return t.spans
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_when_both_runs_retried_a_call_their_attempts_pair_and_so_do_their_successes(flip: bool) -> None:
+    """Both runs retried ``refund`` once; one of them also made a later ``notify`` call. The failed attempts pair
+    with each other, the successes with each other, ``notify`` is one-sided (either side holding it)."""
+    one = [("refund", "error"), ("refund", "ok"), ("notify", "ok")]
+    two = [("refund", "error"), ("refund", "ok")]
+    a, b = (_tools_of("o", one), _tools_of("r", two)) if not flip else (_tools_of("o", two), _tools_of("r", one))
+    expected = [("o0", "r0", False), ("o1", "r1", False)]
+    expected.append(("o2", None, False) if not flip else (None, "r2", False))
+    assert _retry_rows(a, b) == expected
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_failure_given_up_on_pairs_with_the_other_runs_failed_attempt_even_when_both_runs_retried(flip: bool) -> None:
+    """One run retried ``lookup`` and then gave up on ``refund`` after one failure; the other ran ``lookup`` once
+    and retried ``refund``. The two ``refund`` failures are the same step and pair; the retried ``lookup``'s
+    attempt is a retry row; the second run's successful ``refund`` is one-sided."""
+    gave_up = [("lookup", "error"), ("lookup", "ok"), ("refund", "error")]
+    retried = [("lookup", "ok"), ("refund", "error"), ("refund", "ok")]
+    if not flip:
+        a, b = _tools_of("o", gave_up), _tools_of("r", retried)
+        expected = [("o0", None, True), ("o1", "r0", False), ("o2", "r1", False), (None, "r2", False)]
+    else:
+        a, b = _tools_of("o", retried), _tools_of("r", gave_up)
+        expected = [(None, "r0", True), ("o0", "r1", False), ("o1", "r2", False), ("o2", None, False)]
+    assert _retry_rows(a, b) == expected
+
+
+def test_a_failure_followed_by_another_call_stays_a_call_even_in_a_run_that_retried_something_else() -> None:
+    """Only a failure followed by a success of the same call is an attempt: the original's failed ``lookup``,
+    followed by ``notify``, stays an ordinary (one-sided) call although the same run later retried ``refund``."""
+    a = _tools_of("o", [("lookup", "error"), ("notify", "ok"), ("refund", "error"), ("refund", "ok")])
+    b = _tools_of("r", [("notify", "ok"), ("refund", "ok")])
+    assert _retry_rows(a, b) == [("o0", None, False), ("o1", "r0", False), ("o2", None, True), ("o3", "r1", False)]
+
+
+# -- align: the tree -----------------------------------------------------------------------------------------------
+
+
+def test_a_root_wraps_the_other_run_only_through_a_child_of_the_other_roots_kind_and_name() -> None:
+    """The original's ``POST /chat`` root holding an agent ``billing`` does not wrap a replay whose root is the
+    agent ``support`` (same kind, another name): the two roots are two one-sided trees at depth 0. Holding an
+    agent ``support``, it wraps it: the server span stands alone and its agent pairs with the replay's root."""
+    def original(agent: str) -> list[Span]:
+        t = TraceBuilder("o")
+        http = t.add("other", "POST /chat", span_id="ohttp")
+        t.add("agent", agent, parent=http, span_id="oagent")
+        return t.spans
+
+    replay = TraceBuilder("r")
+    replay.add("agent", "support", span_id="ragent")
+    for agent, expected in (
+        ("billing", [("ohttp", None, 0), ("oagent", None, 1), (None, "ragent", 0)]),
+        ("support", [("ohttp", None, 0), ("oagent", "ragent", 1)]),
+    ):
+        a = original(agent)
+        rows = align(a, replay.spans)
+        assert [(a[r.original].span_id if r.original is not None else None,
+                 replay.spans[r.replay].span_id if r.replay is not None else None, r.depth) for r in rows] == expected
+
+
+def test_every_span_of_several_parent_cycles_gets_a_row() -> None:
+    """Two separate parent cycles after a proper root: each is broken at its earliest span, and every span of
+    both (and what hangs below them) appears once, paired with its copy."""
+    spans = [make_span("agent", "root", span_id="root", seq=0),
+             make_span("tool", "a", span_id="a", parent_id="b", seq=1),
+             make_span("tool", "b", span_id="b", parent_id="a", seq=2),
+             make_span("tool", "c", span_id="c", parent_id="d", seq=3),
+             make_span("tool", "d", span_id="d", parent_id="c", seq=4),
+             make_span("tool", "e", span_id="e", parent_id="d", seq=5)]
+    rows = align(spans, list(spans))
+    assert [(spans[r.original].span_id, r.replay == r.original, r.depth) for r in rows if r.original is not None] == [
+        ("root", True, 0), ("a", True, 0), ("b", True, 1), ("c", True, 0), ("d", True, 1), ("e", True, 2)]
+    assert len(rows) == len(spans)
+
+
+def test_align_with_keys_gives_aligns_rows_and_each_sides_span_keys() -> None:
+    """``align_with_keys``: the rows of ``align`` and, per side, ``span_key`` of each span in order."""
+    a, b = _run("o", ["lookup", "refund", "notify"]), _run("r", ["lookup", "notify"])
+    rows, ka, kb = align_with_keys(a, b)
+    assert rows == align(a, b)
+    assert list(ka) == [span_key(s) for s in a] and list(kb) == [span_key(s) for s in b]
+
+
+def test_a_side_prepared_from_a_known_tree_walks_to_the_rows_of_align() -> None:
+    """``prepared_side`` (spans, their keys and parent indices known already, as the early loader knows them) and
+    ``walk_rows`` give ``align``'s rows, and per row whether the two keys are equal."""
+    def run(prefix: str, extra: bool) -> list[Span]:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent")
+        step = t.add("agent", "step", parent=root)
+        t.add("tool", "lookup", parent=step, arguments={"id": 1})
+        if extra:
+            t.add("tool", "retry", parent=step, arguments={"id": 1})
+        t.add("llm", "chat", parent=root, model="m")
+        t.add("tool", "reply", parent=root, arguments={"to": prefix})
+        return t.spans
+
+    a, b = run("o", False), run("r", True)
+
+    def side(spans: list[Span]) -> object:
+        ids = {s.span_id: n for n, s in enumerate(spans)}
+        return prepared_side(spans, [span_key(s) for s in spans], [ids.get(s.parent_id, -1) for s in spans])
+
+    same: list[bool] = []
+    rows = list(walk_rows(side(a), side(b), {}, same))  # type: ignore[arg-type]
+    assert rows == align(a, b)
+    assert same == align_with_same_keys(a, b)[1]
+    assert False in same and True in same
+
+
+# -- align: replace blocks, most similar first -----------------------------------------------------------------------
+
+_SYS = {"role": "system", "content": "You are a support agent."}
+
+
+def _msgs(text: str) -> list[dict]:
+    return [_SYS, {"role": "user", "content": text}]
+
+
+# (kind, the two originals' (name, fields), the replay's (name, fields)): the replay's span has a key of its own
+# (a replace block) and is closest to the SECOND original through one identifying field only
+_SIMILAR = {
+    "llm last message": ("llm", [("chat", {"model": "m1", "messages": _msgs("refund policy for order 17")}),
+                                 ("chat", {"model": "m1", "messages": _msgs("shipping delays north region")})],
+                         ("chat", {"model": "m2", "messages": _msgs("shipping delays in the north region")})),
+    "llm model": ("llm", [("chat", {"model": "claude-3-opus", "messages": _msgs("hi")}),
+                          ("chat", {"model": "gpt-4o-2024-08-06", "messages": _msgs("hi")})],
+                  ("chat", {"model": "gpt-4o-2024-11-20", "messages": _msgs("hi")})),
+    "retrieval query": ("retrieval", [("kb", {"index": "faq", "query": "refund policy for order 17"}),
+                                      ("kb", {"index": "faq", "query": "shipping delays north region"})],
+                        ("kb", {"index": "faq", "query": "shipping delays in the north region"})),
+    "retrieval index": ("retrieval", [("kb", {"index": "orders-2023-archive", "query": "q"}),
+                                      ("kb", {"index": "shipping-faq-europe", "query": "q"})],
+                        ("kb", {"index": "shipping-faq-europe-v2", "query": "q"})),
+    "decision": ("decision", [("route", {"decision": "refund the order now", "value": 1}),
+                              ("route", {"decision": "escalate to human agent", "value": 1})],
+                 ("route", {"decision": "escalate to a human agent", "value": 1})),
+    "decision value": ("decision", [("route", {"decision": "d", "value": "refund the order now"}),
+                                    ("route", {"decision": "d", "value": "escalate to human agent"})],
+                       ("route", {"decision": "e", "value": "escalate to a human agent"})),
+    "memory operation": ("memory", [("store", {"operation": "read", "key": "k", "query": "q"}),
+                                    ("store", {"operation": "delete_everything", "key": "k", "query": "q"})],
+                         ("cache", {"operation": "delete_everything", "key": "k", "query": "q"})),
+    "memory key": ("memory", [("store", {"operation": "read", "key": "refunds:17", "query": "q"}),
+                              ("store", {"operation": "read", "key": "shipping:north", "query": "q"})],
+                   ("cache", {"operation": "read", "key": "shipping:north:v2", "query": "q"})),
+    "memory query": ("memory", [("store", {"operation": "read", "key": "k", "query": "refund policy for order 17"}),
+                                ("store", {"operation": "read", "key": "k", "query": "shipping delays north"})],
+                     ("cache", {"operation": "read", "key": "k", "query": "shipping delays in the north"})),
+}
+
+
+@pytest.mark.parametrize("case", list(_SIMILAR))
+def test_in_a_replace_block_a_span_pairs_with_the_candidate_whose_identifying_inputs_are_closest(case: str) -> None:
+    """Two original spans that may pair with the replay's one (same kind; neither has its key): it pairs with
+    the one closer in what identifies a call of its kind — an LLM call's model and last message, a retrieval's
+    index and query, a decision's decision and value, a memory access's operation, key and query; the other is
+    original-only (listed first). Equally close candidates pair the first."""
+    kind, originals, (rname, rfields) = _SIMILAR[case]
+    t = TraceBuilder("o")
+    root = t.add("agent", "agent", span_id="oroot")
+    for n, (name, fields) in enumerate(originals):
+        t.add(kind, name, parent=root, span_id=f"o{n}", **fields)
+    u = TraceBuilder("r")
+    rroot = u.add("agent", "agent", span_id="rroot")
+    u.add(kind, rname, parent=rroot, span_id="r0", **rfields)
+    assert _rows(t.spans, u.spans) == [("o0", None), ("o1", "r0")]
