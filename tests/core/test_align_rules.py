@@ -508,3 +508,54 @@ def test_in_a_replace_block_a_span_pairs_with_the_candidate_whose_identifying_in
     rroot = u.add("agent", "agent", span_id="rroot")
     u.add(kind, rname, parent=rroot, span_id="r0", **rfields)
     assert _rows(t.spans, u.spans) == [("o0", None), ("o1", "r0")]
+
+
+def _block(originals: list[tuple[str, dict]], replays: list[tuple[str, dict]]) -> list[tuple[str | None, str | None]]:
+    """The rows of two runs whose root holds the tool calls ``(tool, arguments)`` given, span ids ``o0``... and
+    ``r0``...; none of the calls is equal across the runs here, so the lists are one replace block."""
+    def run(prefix: str, calls: list[tuple[str, dict]]) -> list[Span]:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent", span_id=f"{prefix}root")
+        for n, (tool, args) in enumerate(calls):
+            t.add("tool", tool, parent=root, arguments=args, span_id=f"{prefix}{n}")
+        return t.spans
+
+    return _rows(run("o", originals), run("r", replays))
+
+
+def test_in_a_mixed_replace_block_a_call_pairs_only_with_a_call_of_its_own_tool() -> None:
+    """Original ``refund``, ``cancel``; replay ``cancel`` with other arguments: the two ``cancel`` calls pair,
+    ``refund`` is original-only, though it comes first."""
+    assert _block([("refund", {"id": 1}), ("cancel", {"id": 1})], [("cancel", {"id": 2})]) == [
+        ("o0", None), ("o1", "r0")]
+
+
+def test_in_a_replace_block_the_closest_candidate_pairs_whichever_comes_first() -> None:
+    """The original's first call is the closer to the replay's: it pairs, the second is original-only; with
+    the replay holding the two candidates, the original's call pairs with the closer, the replay's second."""
+    near, far = {"query": "shipping delays north region"}, {"query": "refund policy for order 17"}
+    close = {"query": "shipping delays in the north region"}
+    assert _block([("search", near), ("search", far)], [("search", close)]) == [("o0", "r0"), ("o1", None)]
+    assert _block([("search", close)], [("search", far), ("search", near)]) == [(None, "r0"), ("o0", "r1")]
+
+
+def test_equally_close_candidates_and_candidates_below_the_similarity_cutoff_pair_the_first() -> None:
+    """Two identical candidates: the first pairs. Two candidates both under ``SIMILARITY_CUTOFF`` (30) of
+    ``fuzz.ratio``: neither counts as similar, so the first pairs, even if the second is a little closer."""
+    same = {"query": "refund policy"}
+    assert _block([("search", same), ("search", same)], [("search", {"query": "refund policies"})]) == [
+        ("o0", "r0"), ("o1", None)]
+    replay = {"q": "b" * 30}
+    farther, a_little_closer = {"q": "z" * 30}, {"q": "b" + "z" * 29}  # ratio 25 and 27.5 against the replay's
+    assert _block([("t", farther), ("t", a_little_closer)], [("t", replay)]) == [("o0", "r0"), ("o1", None)]
+
+
+def test_a_replace_block_keeps_every_pair_it_can_make_in_order() -> None:
+    """Three original calls of one tool against two of the replay's, each replay call close to one original
+    (the first two): both pair, and the third original is original-only (the most pairs, in order)."""
+    assert _block([("search", {"query": "refund policy for order 17"}),
+                   ("search", {"query": "shipping delays north region"}),
+                   ("search", {"query": "warranty terms for laptops"})],
+                  [("search", {"query": "refund policy for order 18"}),
+                   ("search", {"query": "shipping delays in the north region"})]) == [
+        ("o0", "r0"), ("o1", "r1"), ("o2", None)]
