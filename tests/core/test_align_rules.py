@@ -12,8 +12,8 @@ import random
 import pytest
 
 from tests.builders import TraceBuilder, make_span
-from tracetui.core.diff.align import (AlignedRow, align, align_with_keys, align_with_same_keys, prepared_side, span_key,
-                                       walk_rows)
+from tracetui.core.diff.align import (DP_CELLS, AlignedRow, align, align_with_keys, align_with_same_keys,
+                                       prepared_side, span_key, walk_rows)
 from tracetui.core.diff.lcs import equal_run, equal_run_back, matching_blocks, myers
 from tracetui.core.diff.siblings import concurrent_groups
 from tracetui.core.model import Span
@@ -559,3 +559,20 @@ def test_a_replace_block_keeps_every_pair_it_can_make_in_order() -> None:
                   [("search", {"query": "refund policy for order 18"}),
                    ("search", {"query": "shipping delays in the north region"})]) == [
         ("o0", "r0"), ("o1", "r1"), ("o2", None)]
+
+
+def test_a_replace_block_beyond_dp_cells_pairs_by_call_kind_alone_in_order() -> None:
+    """Up to ``DP_CELLS`` (4096) original x replay spans a replace block pairs the most similar calls; beyond it,
+    calls of the same tool pair in order, similarity aside. Original: ``search`` X, ``search`` Y, then
+    ``fetch`` calls; replay: ``search`` close to Y, then ``fetch`` calls (every argument changed: one block)."""
+    def rows(fetches_o: int, fetches_r: int) -> list[tuple[str | None, str | None]]:
+        originals = [("search", {"query": "refund policy for order 17"}),
+                     ("search", {"query": "shipping delays north region"})]
+        originals += [("fetch", {"page": n}) for n in range(fetches_o)]
+        replays = [("search", {"query": "shipping delays in the north region"})]
+        replays += [("fetch", {"page": -n - 1}) for n in range(fetches_r)]
+        return _block(originals, replays)
+
+    assert DP_CELLS == 4096
+    assert rows(62, 63)[:2] == [("o0", None), ("o1", "r0")]  # 64 x 64 = 4096 cells: the closest
+    assert rows(63, 63)[:3] == [("o0", "r0"), ("o1", None), ("o2", "r1")]  # 65 x 64: in order
