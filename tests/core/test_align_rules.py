@@ -576,3 +576,19 @@ def test_a_replace_block_beyond_dp_cells_pairs_by_call_kind_alone_in_order() -> 
     assert DP_CELLS == 4096
     assert rows(62, 63)[:2] == [("o0", None), ("o1", "r0")]  # 64 x 64 = 4096 cells: the closest
     assert rows(63, 63)[:3] == [("o0", "r0"), ("o1", None), ("o2", "r1")]  # 65 x 64: in order
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_run_that_retried_two_calls_against_one_that_gave_up_on_the_second(flip: bool) -> None:
+    """One run retried ``lookup`` and ``refund``; the other ran ``lookup`` once and gave up on ``refund`` after a
+    failure. ``lookup``'s failed attempt is a retry row; the ``refund`` failures pair (the same step), and the
+    retrying run's successful ``refund`` is one-sided."""
+    retried = [("lookup", "error"), ("lookup", "ok"), ("refund", "error"), ("refund", "ok")]
+    gave_up = [("lookup", "ok"), ("refund", "error")]
+    if not flip:
+        a, b = _tools_of("o", retried), _tools_of("r", gave_up)
+        expected = [("o0", None, True), ("o1", "r0", False), ("o2", "r1", False), ("o3", None, False)]
+    else:
+        a, b = _tools_of("o", gave_up), _tools_of("r", retried)
+        expected = [(None, "r0", True), ("o0", "r1", False), ("o1", "r2", False), (None, "r3", False)]
+    assert _retry_rows(a, b) == expected
