@@ -592,3 +592,39 @@ def test_a_run_that_retried_two_calls_against_one_that_gave_up_on_the_second(fli
         a, b = _tools_of("o", gave_up), _tools_of("r", retried)
         expected = [(None, "r0", True), ("o0", "r1", False), ("o1", "r2", False), (None, "r3", False)]
     assert _retry_rows(a, b) == expected
+
+
+def test_a_concurrent_set_in_another_order_and_an_extra_call_after_it() -> None:
+    """The replay ran one turn's tool calls in another order and then made an extra call: the set pairs call for
+    call, the extra call is a replay-only row, and the final answer still pairs."""
+    output = {"role": "assistant", "tool_calls": _calls("weather", "clock")}
+    a = _turn("o", ["weather", "clock"], output)
+    b = _turn("r", ["clock", "weather", "notify"], output)
+    assert _rows(a, b) == [("oturn", "rturn"), ("oweather", "rweather"), ("oclock", "rclock"), (None, "rnotify"),
+                           ("ofinal", "rfinal")]
+
+
+# -- align: span keys ------------------------------------------------------------------------------------------------
+
+
+def test_numbers_key_by_value_and_type_and_values_json_cannot_write_key_equal_to_nothing() -> None:
+    """A retrieval's query 1.5 (or 7) keys equal to the same query elsewhere; a value JSON cannot write (a set, an
+    object) makes a key equal to no other, not even its own computed again: such spans pair only in a replace
+    block, and aligning them works."""
+    for q in (1.5, 7, True):
+        assert span_key(make_span("retrieval", "kb", index="faq", query=q)) == span_key(
+            make_span("retrieval", "kb", index="faq", query=q))
+    for odd in ({1, 2}, object()):
+        span = make_span("decision", "route", decision=odd)
+        assert span_key(span) != span_key(span)
+        a = _attempts("o", "decision", "route", [("ok", {"decision": odd})])
+        b = _attempts("r", "decision", "route", [("ok", {"decision": odd})])
+        assert _rows(a, b) == [("o0", "r0")]
+
+
+def test_tool_arguments_with_non_string_keys_key_alike_in_any_order() -> None:
+    """Arguments built in code with integer keys: the same mapping in another insertion order is the same call."""
+    one = make_span("tool", "lookup", arguments={1: "a", 2: {"y": 1, "x": 2}})
+    other = make_span("tool", "lookup", arguments={2: {"x": 2, "y": 1}, 1: "a"})
+    assert span_key(one) == span_key(other)
+    assert span_key(one) != span_key(make_span("tool", "lookup", arguments={1: "a", 2: {"x": 3, "y": 1}}))
