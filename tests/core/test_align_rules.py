@@ -628,3 +628,29 @@ def test_tool_arguments_with_non_string_keys_key_alike_in_any_order() -> None:
     other = make_span("tool", "lookup", arguments={2: {"x": 2, "y": 1}, 1: "a"})
     assert span_key(one) == span_key(other)
     assert span_key(one) != span_key(make_span("tool", "lookup", arguments={1: "a", 2: {"x": 3, "y": 1}}))
+
+
+def test_an_identical_call_pairs_with_its_twin_before_similar_calls_pair_up() -> None:
+    """Original ``search`` a, b; replay ``search`` b, c (a, b, c alike): the identical ``b`` calls pair (equal keys
+    first), then a and c are one-sided, though pairing by similarity alone would have paired a-b and b-c."""
+    a_, b_, c_ = ({"query": f"refund for order {n}"} for n in (17, 18, 19))
+    assert _block([("search", a_), ("search", b_)], [("search", b_), ("search", c_)]) == [
+        ("o0", None), ("o1", "r0"), (None, "r1")]
+
+
+def test_a_common_start_and_ending_stay_paired_around_a_changed_middle() -> None:
+    """Original ``lookup, notify, search, notify``; replay ``lookup, refund, notify``: the first and last calls
+    pair, and the original's first ``notify`` in the middle does not take the replay's last one."""
+    a, b = _run("o", ["lookup", "notify", "search", "notify"]), _run("r", ["lookup", "refund", "notify"])
+    assert _rows(a, b) == [("olookup1", "rlookup1"), ("onotify1", None), ("osearch1", None), (None, "rrefund1"),
+                           ("onotify2", "rnotify1")]
+
+
+def test_spans_sharing_an_id_the_first_keeps_it_for_their_children() -> None:
+    """Two spans with the same id (a damaged export): a child naming that id hangs under the first of them."""
+    spans = [make_span("agent", "first", span_id="x", seq=0),
+             make_span("agent", "second", span_id="x", seq=1),
+             make_span("tool", "child", span_id="c", parent_id="x", seq=2)]
+    rows = align(spans, list(spans))
+    assert [(spans[r.original].name, r.depth) for r in rows if r.original is not None] == [
+        ("first", 0), ("child", 1), ("second", 0)]
