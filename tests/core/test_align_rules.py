@@ -654,3 +654,32 @@ def test_spans_sharing_an_id_the_first_keeps_it_for_their_children() -> None:
     rows = align(spans, list(spans))
     assert [(spans[r.original].name, r.depth) for r in rows if r.original is not None] == [
         ("first", 0), ("child", 1), ("second", 0)]
+
+
+def test_a_wrapping_root_stands_alone_and_its_call_pairs_with_the_replays_root_call_even_when_changed() -> None:
+    """The original's ``POST /chat`` root wraps one LLM call ``chat``; the replay's root is that call, with another
+    model: the server span is one-sided (its row is no pair of equal keys) and the two calls pair below it."""
+    t = TraceBuilder("o")
+    http = t.add("other", "POST /chat", span_id="ohttp")
+    t.add("llm", "chat", parent=http, model="m1", span_id="ochat")
+    u = TraceBuilder("r")
+    u.add("llm", "chat", model="m2", span_id="rchat")
+    rows, same = align_with_same_keys(t.spans, u.spans)
+    assert [(r.original, r.replay, r.depth) for r in rows] == [(0, None, 0), (1, 0, 1)]
+    assert same == [False, False]
+
+
+@pytest.mark.parametrize("cyclic", ["original", "replay"])
+def test_a_parent_cycle_on_one_side_only_still_gives_every_span_of_both_a_row(cyclic: str) -> None:
+    """One run's export has a parent cycle (``a`` and ``b`` name each other), the other's has ``a`` as a root with
+    ``b`` below it, and other arguments: the cycle is broken at its earliest span, ``a``, which then pairs with the
+    other side's ``a`` as a changed call, and ``b`` with ``b`` below them; every span of both sides appears once."""
+    def run(prefix: str, cycle: bool, q: int) -> list[Span]:
+        return [make_span("agent", "agent", span_id=f"{prefix}root", seq=0),
+                make_span("tool", "a", span_id=f"{prefix}a", parent_id=f"{prefix}b" if cycle else None, seq=1,
+                          arguments={"q": q}),
+                make_span("tool", "b", span_id=f"{prefix}b", parent_id=f"{prefix}a", seq=2, arguments={"q": q})]
+
+    a = run("o", cyclic == "original", 1)
+    b = run("r", cyclic == "replay", 2)
+    assert [(r.original, r.replay, r.depth) for r in align(a, b)] == [(0, 0, 0), (1, 1, 0), (2, 2, 1)]
