@@ -683,3 +683,58 @@ def test_a_parent_cycle_on_one_side_only_still_gives_every_span_of_both_a_row(cy
     a = run("o", cyclic == "original", 1)
     b = run("r", cyclic == "replay", 2)
     assert [(r.original, r.replay, r.depth) for r in align(a, b)] == [(0, 0, 0), (1, 1, 0), (2, 2, 1)]
+
+
+def test_a_replay_root_wrapping_the_originals_root_call_stands_alone_above_the_pair() -> None:
+    """The mirror case: the replay's ``POST /chat`` root wraps its LLM call, the original's root is that call
+    (another model): the server span is a replay-only row at depth 0, the two calls pair at depth 1."""
+    t = TraceBuilder("o")
+    t.add("llm", "chat", model="m1", span_id="ochat")
+    u = TraceBuilder("r")
+    http = u.add("other", "POST /chat", span_id="rhttp")
+    u.add("llm", "chat", parent=http, model="m2", span_id="rchat")
+    rows, same = align_with_same_keys(t.spans, u.spans)
+    assert [(r.original, r.replay, r.depth) for r in rows] == [(None, 0, 0), (0, 1, 1)]
+    assert same == [False, False]
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_failed_attempts_subtree_is_marked_retry_and_its_row_is_no_equal_pair(flip: bool) -> None:
+    """A ``worker`` agent failed with a tool call inside and was run again: the failed attempt and the tool call
+    below it are retry rows (either side holding them), flagged as no pair of equal keys; the successful worker
+    and its call pair with the other run's."""
+    def run(prefix: str, retried: bool) -> list[Span]:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent", span_id=f"{prefix}root")
+        if retried:
+            w = t.add("agent", "worker", parent=root, status="error", input={"task": 1}, span_id=f"{prefix}w0")
+            t.add("tool", "fetch", parent=w, arguments={"id": 1}, span_id=f"{prefix}t0")
+        w = t.add("agent", "worker", parent=root, input={"task": 1}, span_id=f"{prefix}w1")
+        t.add("tool", "fetch", parent=w, arguments={"id": 1}, span_id=f"{prefix}t1")
+        return t.spans
+
+    a, b = (run("o", True), run("r", False)) if not flip else (run("o", False), run("r", True))
+    rows, same = align_with_same_keys(a, b)
+    got = [(a[r.original].span_id if r.original is not None else None,
+            b[r.replay].span_id if r.replay is not None else None, r.retry) for r in rows]
+    if not flip:
+        assert got == [("oroot", "rroot", False), ("ow0", None, True), ("ot0", None, True), ("ow1", "rw1", False),
+                       ("ot1", "rt1", False)]
+    else:
+        assert got == [("oroot", "rroot", False), (None, "rw0", True), (None, "rt0", True), ("ow1", "rw1", False),
+                       ("ot1", "rt1", False)]
+    assert same == [True, False, False, True, True]
+
+
+def test_spans_below_a_call_that_the_replay_made_as_a_leaf_are_still_listed() -> None:
+    """The original's ``lookup`` call has a span below it (an HTTP request), the replay's same call has none: the
+    calls pair, and the original's span below is an original-only row under them."""
+    t = TraceBuilder("o")
+    root = t.add("agent", "agent", span_id="oroot")
+    call = t.add("tool", "lookup", parent=root, arguments={"id": 1}, span_id="olookup")
+    t.add("other", "GET /orders/1", parent=call, span_id="ohttp")
+    u = TraceBuilder("r")
+    rroot = u.add("agent", "agent", span_id="rroot")
+    u.add("tool", "lookup", parent=rroot, arguments={"id": 1}, span_id="rlookup")
+    rows = align(t.spans, u.spans)
+    assert [(r.original, r.replay, r.depth) for r in rows] == [(0, 0, 0), (1, 1, 1), (2, None, 2)]
