@@ -8,6 +8,7 @@ Spans are built in the test (``tests.builders``).
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,9 @@ from tracetui.core.diff.align import (DP_CELLS, AlignedRow, align, align_with_ke
 from tracetui.core.diff.lcs import equal_run, equal_run_back, matching_blocks, myers
 from tracetui.core.diff.siblings import concurrent_groups
 from tracetui.core.model import Span
+from tracetui.core.readers import read_trace
+from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.otlp import OtlpJsonReader
 
 
 def _run(prefix: str, calls: list[str]) -> list[Span]:
@@ -738,3 +742,30 @@ def test_spans_below_a_call_that_the_replay_made_as_a_leaf_are_still_listed() ->
     u.add("tool", "lookup", parent=rroot, arguments={"id": 1}, span_id="rlookup")
     rows = align(t.spans, u.spans)
     assert [(r.original, r.replay, r.depth) for r in rows] == [(0, 0, 0), (1, 1, 1), (2, None, 2)]
+
+
+def test_a_span_read_lazily_keys_like_the_same_span_read_whole_without_reading_its_payload(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An OTLP file read in two passes (every size): each span's key, asked twice, equals the key of the same span
+    read in one pass, and asking it reads no payload not read already (the first pass kept the key's fields)."""
+    path = Path(__file__).resolve().parents[2] / "sample_runs/order_lookup/replay.otlp.json"
+    whole = read_trace(path).spans
+    monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 0)
+    lazy = read_trace(path).spans
+    assert len(lazy) == len(whole) > 3 and all(type(s) is LazySpan for s in lazy)
+    unread = [n for n, s in enumerate(lazy) if not s.loaded]  # the run header read the root's and a call's
+    assert len(unread) >= 3
+    assert [span_key(s) for s in lazy] == [span_key(s) for s in whole]
+    assert [span_key(s) for s in lazy] == [span_key(s) for s in whole]
+    assert [n for n, s in enumerate(lazy) if not s.loaded] == unread
+
+
+def test_a_tool_call_is_identified_by_its_recorded_tool_name_not_its_span_name() -> None:
+    """Two spans of one tool named differently (``execute_tool lookup``, ``lookup``) are the same call; two tools
+    under one span name are not; without a recorded tool name the span name tells them apart."""
+    assert span_key(make_span("tool", "execute_tool lookup", tool_name="lookup", arguments={"id": 1})) == span_key(
+        make_span("tool", "lookup", arguments={"id": 1}))
+    assert span_key(make_span("tool", "call", tool_name="lookup", arguments={"id": 1})) != span_key(
+        make_span("tool", "call", tool_name="refund", arguments={"id": 1}))
+    assert span_key(make_span("tool", "lookup", tool_name=None, arguments={"id": 1})) != span_key(
+        make_span("tool", "refund", tool_name=None, arguments={"id": 1}))
