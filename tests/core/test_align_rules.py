@@ -769,3 +769,13 @@ def test_a_tool_call_is_identified_by_its_recorded_tool_name_not_its_span_name()
         make_span("tool", "call", tool_name="refund", arguments={"id": 1}))
     assert span_key(make_span("tool", "lookup", tool_name=None, arguments={"id": 1})) != span_key(
         make_span("tool", "refund", tool_name=None, arguments={"id": 1}))
+
+
+def test_replace_block_similarity_reads_long_non_ascii_and_integer_keyed_arguments() -> None:
+    """Similarity looks at the first 300 bytes of a call's arguments: a long non-ASCII text cut inside a character
+    is still compared (the cut character dropped), and arguments with integer keys are compared by content."""
+    near, far = {"note": "xx" + "été " * 100 + "north"}, {"note": "hiver " * 100}
+    assert _block([("search", far), ("search", near)], [("search", {"note": "xx" + "été " * 100 + "south"})]) == [
+        ("o0", None), ("o1", "r0")]
+    assert _block([("search", {1: "refund policy for order 17"}), ("search", {1: "shipping delays north region"})],
+                  [("search", {1: "shipping delays in the north region"})]) == [("o0", None), ("o1", "r0")]
