@@ -457,7 +457,7 @@ def test_a_side_prepared_from_a_known_tree_walks_to_the_rows_of_align() -> None:
 
 # -- align: replace blocks, most similar first -----------------------------------------------------------------------
 
-_SYS = {"role": "system", "content": "You are a support agent."}
+_SYS = {"role": "system", "content": "You are a support agent. " * 20}  # longer than similarity reads (300 bytes)
 
 
 def _msgs(text: str) -> list[dict]:
@@ -473,6 +473,9 @@ _SIMILAR = {
     "llm model": ("llm", [("chat", {"model": "claude-3-opus", "messages": _msgs("hi")}),
                           ("chat", {"model": "gpt-4o-2024-08-06", "messages": _msgs("hi")})],
                   ("chat", {"model": "gpt-4o-2024-11-20", "messages": _msgs("hi")})),
+    "llm prompt string": ("llm", [("chat", {"model": "m1", "messages": "refund policy for order 17"}),
+                                  ("chat", {"model": "m1", "messages": "shipping delays north region 8"})],
+                          ("chat", {"model": "m2", "messages": "shipping delays in the north region 7"})),
     "retrieval query": ("retrieval", [("kb", {"index": "faq", "query": "refund policy for order 17"}),
                                       ("kb", {"index": "faq", "query": "shipping delays north region"})],
                         ("kb", {"index": "faq", "query": "shipping delays in the north region"})),
@@ -579,7 +582,7 @@ def test_a_replace_block_beyond_dp_cells_pairs_by_call_kind_alone_in_order() -> 
 
     assert DP_CELLS == 4096
     assert rows(62, 63)[:2] == [("o0", None), ("o1", "r0")]  # 64 x 64 = 4096 cells: the closest
-    assert rows(63, 63)[:3] == [("o0", "r0"), ("o1", None), ("o2", "r1")]  # 65 x 64: in order
+    assert rows(63, 63) == [("o0", "r0"), ("o1", None)] + [(f"o{n + 2}", f"r{n + 1}") for n in range(63)]  # 65 x 64
 
 
 @pytest.mark.parametrize("flip", [False, True])
@@ -779,3 +782,14 @@ def test_replace_block_similarity_reads_long_non_ascii_and_integer_keyed_argumen
         ("o0", None), ("o1", "r0")]
     assert _block([("search", {1: "refund policy for order 17"}), ("search", {1: "shipping delays north region"})],
                   [("search", {1: "shipping delays in the north region"})]) == [("o0", None), ("o1", "r0")]
+
+
+def test_a_replace_block_keeps_every_pair_it_can_make_with_an_extra_replay_call_last() -> None:
+    """Two original calls of one tool against three of the replay's, the first two close to them: both pair, and
+    the replay's third call is replay-only."""
+    assert _block([("search", {"query": "refund policy for order 17"}),
+                   ("search", {"query": "shipping delays north region"})],
+                  [("search", {"query": "refund policy for order 18"}),
+                   ("search", {"query": "shipping delays in the north region"}),
+                   ("search", {"query": "warranty terms for laptops"})]) == [
+        ("o0", "r0"), ("o1", "r1"), (None, "r2")]
