@@ -793,3 +793,15 @@ def test_a_replace_block_keeps_every_pair_it_can_make_with_an_extra_replay_call_
                    ("search", {"query": "shipping delays in the north region"}),
                    ("search", {"query": "warranty terms for laptops"})]) == [
         ("o0", "r0"), ("o1", "r1"), (None, "r2")]
+
+
+def test_a_malformed_tool_name_keys_by_its_value_and_still_aligns() -> None:
+    """A tool name recorded as an object (a malformed trace): equal objects are the same tool, different ones
+    are not, and two runs holding such calls align."""
+    def key(name: object) -> object:
+        return span_key(make_span("tool", "call", tool_name=name, arguments={"id": 1}))
+
+    assert key({"n": 1}) == key({"n": 1}) and key({"n": 1}) != key({"n": 2})
+    a = _attempts("o", "tool", "call", [("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}})])
+    b = _attempts("r", "tool", "call", [("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}})])
+    assert _rows(a, b) == [("o0", "r0")]
