@@ -797,12 +797,13 @@ def test_a_replace_block_keeps_every_pair_it_can_make_with_an_extra_replay_call_
 
 def test_a_malformed_tool_name_keys_by_its_value_and_still_aligns() -> None:
     """A tool name recorded as an object (a malformed trace): equal objects are the same tool, different ones
-    are not, and two runs holding such calls align (one with a call more: the keys are hashed then)."""
+    are not, and two runs holding such calls among others align (the longest common subsequence hashes the keys)."""
     def key(name: object) -> object:
         return span_key(make_span("tool", "call", tool_name=name, arguments={"id": 1}))
 
     assert key({"n": 1}) == key({"n": 1}) and key({"n": 1}) != key({"n": 2})
-    a = _attempts("o", "tool", "call", [("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}})])
-    b = _attempts("r", "tool", "call", [("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}}),
-                                        ("ok", {"tool_name": "notify", "arguments": {}})])
-    assert _rows(a, b) == [("o0", "r0"), (None, "r1")]
+    a = _attempts("o", "tool", "call", [("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}}),
+                                        ("ok", {"tool_name": "refund", "arguments": {}})])
+    b = _attempts("r", "tool", "call", [("ok", {"tool_name": "notify", "arguments": {}}),
+                                        ("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}})])
+    assert _rows(a, b) == [(None, "r0"), ("o0", "r1"), ("o1", None)]
