@@ -807,3 +807,17 @@ def test_a_malformed_tool_name_keys_by_its_value_and_still_aligns() -> None:
     b = _attempts("r", "tool", "call", [("ok", {"tool_name": "notify", "arguments": {}}),
                                         ("ok", {"tool_name": {"n": 1}, "arguments": {"id": 1}})])
     assert _rows(a, b) == [(None, "r0"), ("o0", "r1"), ("o1", None)]
+
+
+@pytest.mark.parametrize("cyclic", ["original", "replay"])
+def test_a_cycle_is_repaired_even_when_the_one_sided_rows_happen_to_number_the_spans(cyclic: str) -> None:
+    """One run: a root and a two-span parent cycle; the other: three unrelated calls. Before the cycle is broken the
+    rows are four one-sided ones (as many as either run's spans); the cycle's spans must still get their rows."""
+    looped = [make_span("agent", "agent", span_id="root", seq=0),
+              make_span("other", "x", span_id="x", parent_id="y", seq=1),
+              make_span("other", "y", span_id="y", parent_id="x", seq=2)]
+    flat = [make_span("tool", f"t{n}", span_id=f"t{n}", seq=n, arguments={}) for n in range(3)]
+    a, b = (looped, flat) if cyclic == "original" else (flat, looped)
+    rows = align(a, b)
+    assert sorted(r.original for r in rows if r.original is not None) == [0, 1, 2]
+    assert sorted(r.replay for r in rows if r.replay is not None) == [0, 1, 2]
