@@ -28,6 +28,7 @@ ALIGN_TESTS = [
     "tests/core/test_align.py",
     "tests/core/test_align_siblings.py",
     "tests/core/test_align_rules.py",
+    "tests/core/test_align_sibling_rules.py",
     "tests/core/test_diff.py",
     "tests/core/test_first_divergence_rules.py",
     "tests/core/test_compare.py",
