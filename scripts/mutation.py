@@ -24,6 +24,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+ALIGN_TESTS = [
+    "tests/core/test_align.py",
+    "tests/core/test_align_siblings.py",
+    "tests/core/test_align_rules.py",
+    "tests/core/test_align_sibling_rules.py",
+    "tests/core/test_diff.py",
+    "tests/core/test_first_divergence_rules.py",
+    "tests/core/test_compare.py",
+]
+
 # module name -> (files mutated, tests run against them: the module's own fast tests)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "canonical": (["tracetui/core/canonical.py"], ["tests/core/test_canonical.py"]),
@@ -98,6 +108,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/golden/derive.py"],
         ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py"],
     ),
+    # core/diff's span alignment: the three files against the alignment's tests (each mutant runs only those that
+    # reach its function); test_compare.py pins span_key, test_diff.py and test_first_divergence_rules.py the rows
+    "lcs": (["tracetui/core/diff/lcs.py"], ALIGN_TESTS),
+    "siblings": (["tracetui/core/diff/siblings.py"], ALIGN_TESTS),
+    "align": (["tracetui/core/diff/align.py"], ALIGN_TESTS),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
         ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
