@@ -62,6 +62,14 @@ _EVENTS = frozenset({"socket.connect", "socket.sendto", "socket.sendmsg", "socke
                      "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo"})
 
 
+def _audit(event: str, args: tuple[Any, ...]) -> None:  # pragma: no mutate block
+    """The hook installed: every audit event of the process passes here, only the socket ones go on to
+    ``_hook``. Kept apart so that a mutation-testing run (``scripts/mutation.py guard``), which installs the
+    hook in its own process, does not route its own events (``os.putenv``...) through a mutated ``_hook``."""
+    if event in _EVENTS:
+        _hook(event, args)
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in _EVENTS:
         return
@@ -110,7 +118,7 @@ def _address(address: Any) -> str:
 def _install() -> None:
     global _INSTALLED
     if not _INSTALLED:
-        sys.addaudithook(_hook)
+        sys.addaudithook(_audit)
         _INSTALLED = True
 
 
