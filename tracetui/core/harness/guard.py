@@ -102,8 +102,11 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _numeric(host: Any) -> bool:
+    """``host`` is an address literal (``127.0.0.1``, ``::1``, ``fe80::1%eth0``: an IPv6 scope is part of one),
+    which a lookup answers without the name service. ``127.0.0.1%eth0`` is not one: the C library looks it up
+    as a name."""
     try:
-        ipaddress.ip_address(str(host).split("%", 1)[0])
+        ipaddress.ip_address(str(host))
     except ValueError:
         return False
     return True
