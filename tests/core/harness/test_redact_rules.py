@@ -268,3 +268,32 @@ def test_a_value_that_is_not_json_says_where_it_is_and_what_to_do() -> None:
     with pytest.raises(UnsupportedValue) as deep:
         r.value({"a": [{1}]})
     assert str(deep.value) == expected.format("['a'][0]") and deep.value.where == ["a", 0]
+
+
+# ----------------------------------------------------------------------------- the Redactor: what it learns, counts
+
+
+@pytest.mark.parametrize("first, secret", [
+    ("db postgres://app:pw-in-url-9@db:5432/x", "pw-in-url-9"),
+    ("get https://x.io/f?sig=S3cr3tSig99&sv=1", "S3cr3tSig99"),
+])
+def test_a_url_password_or_signature_is_hidden_wherever_it_is_quoted_later_counted_as_a_secret_field(
+        first: str, secret: str) -> None:
+    r = Redactor(b"k" * 20)
+    assert secret not in r.text(first) and r.fired == {"secret_field": 1}
+    assert r.text(f"it was {secret} again") == f"it was {r.token('secret', secret)} again"
+    assert r.fired == {"secret_field": 2}
+
+
+def test_a_bearer_credential_that_is_neither_a_jwt_nor_a_key_is_counted_under_bearer() -> None:
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    assert r.text("use Bearer abc123def456ghi now") == "use Bearer " + r.token("bearer", "abc123def456ghi") + " now"
+    assert r.fired == {"bearer": 1}
+
+
+def test_an_api_key_after_punctuation_and_a_space_is_a_key_one_glued_to_a_word_in_any_script_is_not() -> None:
+    r = Redactor(b"k" * 20)
+    key = "AKIAIOSFODNN7EXAMPLE"
+    for before in ("aws - ", "x_ ", "(", "key="):
+        assert r.text(before + key) == before + r.token("api_key", key), before
+    assert r.text("clé" + key) == "clé" + key  # a longer word, whatever its letters
