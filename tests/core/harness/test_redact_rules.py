@@ -5,9 +5,11 @@ hard links), the email rule's limits, a tool's declared field names in free text
 
 from __future__ import annotations
 
+import base64
 import errno
 import hashlib
 import hmac
+import json
 import os
 import re
 import stat
@@ -23,6 +25,7 @@ from tracetui.core.harness.redact import (
     UnknownRule,
     UnsupportedValue,
     load_key,
+    project_redactor,
 )
 
 KEY_HELP = ("set TRACETUI_REDACTION_KEY to the key text (in CI: a secret), or TRACETUI_REDACTION_KEY_FILE to a key "
@@ -297,3 +300,77 @@ def test_an_api_key_after_punctuation_and_a_space_is_a_key_one_glued_to_a_word_i
     for before in ("aws - ", "x_ ", "(", "key="):
         assert r.text(before + key) == before + r.token("api_key", key), before
     assert r.text("clé" + key) == "clé" + key  # a longer word, whatever its letters
+
+
+def test_a_field_name_with_a_leading_underscore_or_dash_before_a_secret_word_is_secret() -> None:
+    """core/secret_names: a name is secret when it *ends* with ``_`` + a secret name; ``_password`` does (a Laravel
+    form's ``_token``, a private ``_password`` attribute). Before the fix these stayed in the clear."""
+    r = Redactor(b"k" * 20)
+    assert r.value({"_password": "hunter2"}) == {"_password": r.token("secret", "hunter2")}
+    assert r.text("_token=abcdef12 and -password=hunter22") == (
+        f"_token={r.token('secret', 'abcdef12')} and -password={r.token('secret', 'hunter22')}")
+
+
+def test_a_secret_field_name_is_read_back_over_word_characters_only() -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text("x_ password=hunter22") == "x_ password=" + r.token("secret", "hunter22")
+
+
+def test_the_header_record_names_the_rules_the_key_id_and_what_fired() -> None:
+    r = Redactor(b"k" * 20, rules=["email", "bearer"])
+    r.text("a@b.co")
+    assert r.record() == {"rules": ["email", "bearer"], "key_id": r.key_id, "fired": {"email": 1}}
+
+
+def test_a_learned_secret_quoted_inside_json_text_gets_the_token_of_the_raw_value() -> None:
+    r = Redactor(b"k" * 20)
+    token = r.value({"password": 'se"cret1'})["password"]
+    assert r.text(json.dumps({"msg": 'quoted se"cret1 here'})) == json.dumps({"msg": f"quoted {token} here"})
+    assert r.fired == {"secret_field": 2}
+
+
+@pytest.mark.parametrize("credential", ["ann:pw", "ann:pwx", "ann:pwxy"])
+def test_basic_credentials_are_found_with_or_without_their_padding_and_counted_under_bearer(credential: str) -> None:
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    padded = base64.b64encode(credential.encode()).decode()
+    for v in {padded, padded.rstrip("=")}:
+        assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v), v
+    assert r.fired == {"bearer": len({padded, padded.rstrip("=")})}
+
+
+# ----------------------------------------------------------------------------- project_redactor
+
+
+def test_project_redactor_uses_the_named_key_file_and_the_sensitive_fields(clean_env: Path) -> None:
+    path = clean_env / "k.key"
+    path.write_text("0123456789abcdef0123\n")
+    r, note = project_redactor(str(path), sensitive_fields={"crm": ["address"]})
+    assert note is None and r.key_id == StableTokens(b"0123456789abcdef0123").key_id
+    assert r.value({"address": "1 Main St"}, tool="crm") == {"address": r.token("sensitive", "1 Main St")}
+
+
+def test_project_redactor_creates_the_default_key_only_when_asked(clean_env: Path) -> None:
+    r, note = project_redactor(create=True)
+    key = (clean_env / ".tracetui" / "redaction.key").read_text().strip().encode()
+    assert note is None and r.key_id == StableTokens(key).key_id
+
+
+def test_without_a_key_project_redactor_uses_a_one_off_key_and_says_what_that_costs(clean_env: Path) -> None:
+    (clean_env / "pyproject.toml").write_text('[tool.tracetui.redaction]\nfields = ["member_no"]\n')
+    r, note = project_redactor(sensitive_fields={"crm": ["address"]})
+    assert not (clean_env / ".tracetui").exists()
+    missing = f"{clean_env / '.tracetui' / 'redaction.key'}: no redaction key; {KEY_HELP}"
+    assert note == (f"{missing} Using a one-off key: values the agent adds itself will not match tokens made with "
+                    "the project key")
+    assert r.value({"address": "1 Main St"}, tool="crm") == {"address": r.token("sensitive", "1 Main St")}
+    assert r.value({"member_no": "AB12CD"}) == {"member_no": r.token("secret", "AB12CD")}  # the project's rules
+    _, with_recorded = project_redactor(recorded_key="abc123abc123")
+    assert with_recorded == note + " (the recording was redacted with key abc123abc123)"
+
+
+def test_project_redactor_with_a_key_runs_the_projects_own_rules(clean_env: Path) -> None:
+    (clean_env / "pyproject.toml").write_text('[tool.tracetui.redaction]\nfields = ["member_no"]\n')
+    path = clean_env / "k.key"
+    path.write_text("0123456789abcdef0123\n")
+    r, _ = project_redactor(str(path))
+    assert r.value({"member_no": "AB12CD"}) == {"member_no": r.token("secret", "AB12CD")}
