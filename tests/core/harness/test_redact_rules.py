@@ -374,3 +374,91 @@ def test_project_redactor_with_a_key_runs_the_projects_own_rules(clean_env: Path
     path.write_text("0123456789abcdef0123\n")
     r, _ = project_redactor(str(path))
     assert r.value({"member_no": "AB12CD"}) == {"member_no": r.token("secret", "AB12CD")}
+
+
+# ----------------------------------------------------------------------------- secret values in text (``key: value``)
+
+
+def test_a_quoted_secret_with_json_escapes_is_hashed_as_the_value_it_stands_for() -> None:
+    r = Redactor(b"k" * 20)
+    quoted, bad_escape = 'hun"ter2', "ab\\qcd"
+    assert r.text('password: "hun\\"ter2" x') == 'password: "' + r.token("secret", quoted) + '" x'
+    # an escape JSON does not know: the text as written is the value
+    assert r.text('password: "ab\\qcd" x') == 'password: "' + r.token("secret", bad_escape) + '" x'
+
+
+def test_a_secret_inside_json_text_inside_a_json_string_is_hashed_as_the_value_itself() -> None:
+    r = Redactor(b"k" * 20)
+    outer = json.dumps({"body": json.dumps({"password": 'hun"ter2'})})
+    assert r.text(outer) == json.dumps({"body": json.dumps({"password": r.token("secret", 'hun"ter2')})})
+
+
+def test_an_empty_secret_value_and_one_already_a_token_are_left_as_they_are() -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text('password: "" and x') == 'password: "" and x'
+    once = r.text("password=hunter2 and token: 'abc123xyz'")
+    assert r.text(once) == once and r.fired == {"secret_field": 2}
+
+
+# ----------------------------------------------------------------------------- values learned and found again
+
+
+def _learned(*values: str, field: str = "password", **kwargs) -> Redactor:
+    r = Redactor(b"k" * 20, **kwargs)
+    for i, v in enumerate(values):
+        r.value({f"f{i}_{field}": v})
+    return r
+
+
+def test_values_of_4_to_4096_characters_are_learned_shorter_or_longer_are_not() -> None:
+    r = _learned("Lyon", "abc", "y" * 4096, "z" * 4097)
+    assert r.text("in Lyon, abc") == f"in {r.token('secret', 'Lyon')}, abc"
+    assert r.text("y" * 4096) == r.token("secret", "y" * 4096)
+    assert r.text("z" * 4097) == "z" * 4097
+
+
+def test_digit_values_are_learned_from_8_characters() -> None:
+    r = _learned("12345678", "1234567")
+    assert r.text("code 12345678 or 1234567") == f"code {r.token('secret', '12345678')} or 1234567"
+
+
+def test_a_learned_value_keeps_the_rule_and_kind_that_first_replaced_it_and_is_counted_under_that_rule() -> None:
+    r = Redactor(b"k" * 20, sensitive_fields={"crm": ["address"]})
+    first = r.value({"address": "1 Main St"}, tool="crm")["address"]
+    r.value({"password": "1 Main St"})
+    assert first == r.token("sensitive", "1 Main St")
+    assert r.text("ship to 1 Main St") == f"ship to {first}"
+    assert r.fired == {"secret_field": 1, "sensitive_field": 2}
+
+
+def test_a_learned_value_with_a_quote_and_an_accent_is_found_in_json_text_however_it_was_encoded() -> None:
+    value = 'clé"1234'
+    r = _learned(value)
+    token = r.token("secret", value)
+    for text in (json.dumps({"m": f"x {value}"}), json.dumps({"m": f"x {value}"}, ensure_ascii=False),
+                 json.dumps(json.dumps({"m": f"x {value}"}))):
+        assert value.encode("unicode_escape").decode() not in r.text(text)
+        assert token in r.text(text), text
+    assert r.text("null ul") == "null ul"  # no stray piece of an encoding is learned
+
+
+def test_learned_values_sharing_a_first_word_are_each_found_the_longest_first() -> None:
+    r = _learned("Ann Lee", "Ann Lex", "Ann Leeds", "Ann Lee Jr", "#Ann Lee9", "Ann Leez")
+    t = {v: r.token("secret", v) for v in ("Ann Lee", "Ann Lex", "Ann Leeds", "Ann Lee Jr", "#Ann Lee9", "Ann Leez")}
+    assert r.text("Ann Lex and Ann Leeds") == f"{t['Ann Lex']} and {t['Ann Leeds']}"
+    assert r.text("see Ann Lee Jr.") == f"see {t['Ann Lee Jr']}."
+    assert r.text("see Ann Lee.") == f"see {t['Ann Lee']}."
+    assert r.text("tag #Ann Lee9 and Ann Leez") == f"tag {t['#Ann Lee9']} and {t['Ann Leez']}"
+
+
+def test_a_learned_value_is_found_at_the_end_of_a_text_and_not_as_the_start_of_a_longer_word() -> None:
+    r = _learned("Ann Lee", "Ann Lee Jr")
+    assert r.text("call Ann Lee") == "call " + r.token("secret", "Ann Lee")
+    assert r.text("Ann Leed.") == "Ann Leed."
+    assert r.text("Ann Lee Jrx") == r.token("secret", "Ann Lee") + " Jrx"  # the longer one ends inside a word
+
+
+def test_a_learned_value_ending_in_punctuation_is_found_even_when_a_word_follows() -> None:
+    r = _learned("hunter2!", "#hunter22")
+    assert r.text("say hunter2!x") == f"say {r.token('secret', 'hunter2!')}x"
+    assert r.text("pw #hunter22 again") == f"pw {r.token('secret', '#hunter22')} again"
