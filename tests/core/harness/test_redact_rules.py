@@ -462,3 +462,28 @@ def test_a_learned_value_ending_in_punctuation_is_found_even_when_a_word_follows
     r = _learned("hunter2!", "#hunter22")
     assert r.text("say hunter2!x") == f"say {r.token('secret', 'hunter2!')}x"
     assert r.text("pw #hunter22 again") == f"pw {r.token('secret', '#hunter22')} again"
+
+
+# ----------------------------------------------------------------------------- text(): what it takes, the allow-list
+
+
+def test_text_takes_a_str_subclass_as_plain_text_and_refuses_anything_else_naming_its_type() -> None:
+    class Label(str):
+        pass
+
+    r = Redactor(b"k" * 20)
+    out = r.text(Label("mail a@b.co"))
+    assert out == "mail " + r.token("email", "a@b.co") and type(out) is str
+    assert type(r.text(Label("nothing here"))) is str
+    with pytest.raises(UnsupportedValue) as e:
+        r.text(42)  # type: ignore[arg-type]
+    assert e.value.type_name == "int" and str(e.value) == "text() takes a str, not a int (at the top level)"
+
+
+def test_an_allowed_value_is_kept_and_not_counted_as_fired(tmp_path: Path) -> None:
+    from tracetui.core.harness.redact import load_user_rules
+
+    (tmp_path / "pyproject.toml").write_text('[tool.tracetui.redaction]\nallow = ["noreply@example\\\\.com"]\n')
+    r = Redactor(b"k" * 20, user_rules=load_user_rules(str(tmp_path)))
+    assert r.text("mail noreply@example.com") == "mail noreply@example.com" and r.fired == {}
+    assert r.text("or ann@example.com") == "or " + r.token("email", "ann@example.com") and r.fired == {"email": 1}
