@@ -487,3 +487,25 @@ def test_an_allowed_value_is_kept_and_not_counted_as_fired(tmp_path: Path) -> No
     r = Redactor(b"k" * 20, user_rules=load_user_rules(str(tmp_path)))
     assert r.text("mail noreply@example.com") == "mail noreply@example.com" and r.fired == {}
     assert r.text("or ann@example.com") == "or " + r.token("email", "ann@example.com") and r.fired == {"email": 1}
+
+
+# ----------------------------------------------------------------------------- the scan: every rule goes on to the end
+
+
+def test_a_rule_whose_first_match_lies_inside_another_value_still_finds_its_later_matches() -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text("token: 'a@b.co' then c@d.org") == (
+        f"token: '{r.token('secret', 'a@b.co')}' then {r.token('email', 'c@d.org')}")
+
+
+def test_a_rule_whose_first_candidate_is_refused_still_finds_its_later_matches() -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text("basic examples; use Basic YW5uOnB3") == "basic examples; use Basic " + r.token("basic", "YW5uOnB3")
+
+
+def test_numbers_right_after_a_replaced_number_are_read_as_their_own_values() -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text("call +1-555-0142 +1-555-0143 now") == (
+        f"call {r.token('phone', '+15550142')} {r.token('phone', '+15550143')} now")
+    assert r.text("cards 4111 1111 1111 1111 5500 0000 0000 0004") == (
+        f"cards {r.token('card', '4111111111111111')} {r.token('card', '5500000000000004')}")
