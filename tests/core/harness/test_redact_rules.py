@@ -509,3 +509,12 @@ def test_numbers_right_after_a_replaced_number_are_read_as_their_own_values() ->
         f"call {r.token('phone', '+15550142')} {r.token('phone', '+15550143')} now")
     assert r.text("cards 4111 1111 1111 1111 5500 0000 0000 0004") == (
         f"cards {r.token('card', '4111111111111111')} {r.token('card', '5500000000000004')}")
+
+
+def test_a_private_key_block_is_one_token_counted_under_api_key_the_same_on_a_second_pass() -> None:
+    r = Redactor(b"k" * 20)
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAabc\n-----END RSA PRIVATE KEY-----"
+    text = f"key:\n{block}\nend"
+    once = r.text(text)
+    assert once == f"key:\n{r.token('private_key', block)}\nend" and r.fired == {"api_key": 1}
+    assert r.text(text) == once  # the same text object again: the block's end remembered, not lost
