@@ -518,3 +518,15 @@ def test_a_private_key_block_is_one_token_counted_under_api_key_the_same_on_a_se
     once = r.text(text)
     assert once == f"key:\n{r.token('private_key', block)}\nend" and r.fired == {"api_key": 1}
     assert r.text(text) == once  # the same text object again: the block's end remembered, not lost
+
+
+def test_a_secret_value_found_in_text_is_learned_and_counted_as_a_secret_field_when_it_recurs() -> None:
+    r = Redactor(b"k" * 20)
+    r.text("password=hunter22")
+    assert r.text("again hunter22") == "again " + r.token("secret", "hunter22") and r.fired == {"secret_field": 2}
+
+
+def test_a_secret_in_json_text_inside_a_json_string_with_an_escape_json_does_not_know_is_hashed_as_written() -> None:
+    r = Redactor(b"k" * 20)
+    text = '{\\"password\\": \\"ab\\qcd\\"}'  # \q: not a JSON escape
+    assert r.text(text) == '{\\"password\\": \\"' + r.token("secret", "ab\\qcd") + '\\"}'
