@@ -530,3 +530,48 @@ def test_a_secret_in_json_text_inside_a_json_string_with_an_escape_json_does_not
     r = Redactor(b"k" * 20)
     text = '{\\"password\\": \\"ab\\qcd\\"}'  # \q: not a JSON escape
     assert r.text(text) == '{\\"password\\": \\"' + r.token("secret", "ab\\qcd") + '\\"}'
+
+
+# ----------------------------------------------------------------------------- which rules a text is screened into
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Authorization: Digest abc123def", "Digest abc123def"),  # the header alone, no other trigger word
+    ("Cookie: sid=9f8e7d", "sid=9f8e7d"),
+    ("secret=abc123xyz", "abc123xyz"),
+    ("https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIDEXAMPLE2024&x=1", "AKIDEXAMPLE2024"),
+    ("https://s.googleapis.com/k?X-Goog-Credential=svc1234abcd&x=1", "svc1234abcd"),
+])
+def test_each_secret_trigger_word_alone_is_enough_for_its_value_to_be_found(text: str, value: str) -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text(text) == text.replace(value, r.token("secret", value)) and r.fired == {"secret_field": 1}
+
+
+def test_a_base64_wrapped_secret_of_exactly_the_shortest_length_looked_at_is_found() -> None:
+    r = Redactor(b"k" * 20)
+    wrapped = base64.b64encode(b"password=abcdefg").decode()
+    assert len(wrapped) == 24 and r.text(wrapped) == r.token("secret", wrapped)
+
+
+def test_url_credentials_and_signatures_are_left_alone_when_secret_field_is_not_among_the_rules() -> None:
+    r = Redactor(b"k" * 20, rules=["email"])
+    text = "postgres://app:pw@db/x https://x.io/f?sig=S3cr3tSig99"
+    assert r.text(text) == text and r.fired == {}
+
+
+def test_the_projects_own_fields_in_text_are_secret_fields(tmp_path: Path) -> None:
+    from tracetui.core.harness.redact import load_user_rules
+
+    (tmp_path / "pyproject.toml").write_text('[tool.tracetui.redaction]\nfields = ["member_no"]\n')
+    r = Redactor(b"k" * 20, user_rules=load_user_rules(str(tmp_path)))
+    assert r.text("member_no=AB12CD") == "member_no=" + r.token("secret", "AB12CD")
+    assert r.fired == {"secret_field": 1}
+
+
+def test_existing_tokens_are_left_alone_even_by_a_project_pattern_that_matches_their_digits(tmp_path: Path) -> None:
+    from tracetui.core.harness.redact import load_user_rules
+
+    (tmp_path / "pyproject.toml").write_text('[tool.tracetui.redaction.patterns]\nhexid = "[0-9a-f]{8}"\n')
+    r = Redactor(b"k" * 20, user_rules=load_user_rules(str(tmp_path)))
+    token = r.token("email", "a@b.co")
+    assert r.text(f"mail {token} and id 0badc0de") == f"mail {token} and id {r.token('hexid', '0badc0de')}"
