@@ -575,3 +575,16 @@ def test_existing_tokens_are_left_alone_even_by_a_project_pattern_that_matches_t
     r = Redactor(b"k" * 20, user_rules=load_user_rules(str(tmp_path)))
     token = r.token("email", "a@b.co")
     assert r.text(f"mail {token} and id 0badc0de") == f"mail {token} and id {r.token('hexid', '0badc0de')}"
+
+
+def test_credentials_are_left_alone_when_their_rules_are_not_among_the_rules() -> None:
+    r = Redactor(b"k" * 20, rules=["email"])
+    text = ("-----BEGIN PRIVATE KEY-----\nMIIEabc\n-----END PRIVATE KEY----- Bearer abc123def456ghi "
+            "Basic YW5uOnB3 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t")
+    assert r.text(text) == text and r.fired == {}
+
+
+@pytest.mark.parametrize("key", ["ASIAIOSFODNN7EXAMPLE", "AIzaSyA1234567890abcdefABCDEF1234567890"])
+def test_an_aws_session_key_or_a_google_key_alone_in_a_text_is_found(key: str) -> None:
+    r = Redactor(b"k" * 20)
+    assert r.text(f"use {key} now") == f"use {r.token('api_key', key)} now"
