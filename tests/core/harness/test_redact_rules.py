@@ -582,9 +582,33 @@ def test_credentials_are_left_alone_when_their_rules_are_not_among_the_rules() -
     text = ("-----BEGIN PRIVATE KEY-----\nMIIEabc\n-----END PRIVATE KEY----- Bearer abc123def456ghi "
             "Basic YW5uOnB3 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t")
     assert r.text(text) == text and r.fired == {}
+    phones_only = Redactor(b"k" * 20, rules=["phone"])
+    assert phones_only.text("mail a@b.co") == "mail a@b.co" and phones_only.fired == {}
 
 
-@pytest.mark.parametrize("key", ["ASIAIOSFODNN7EXAMPLE", "AIzaSyA1234567890abcdefABCDEF1234567890"])
-def test_an_aws_session_key_or_a_google_key_alone_in_a_text_is_found(key: str) -> None:
+def test_rules_may_be_one_name_given_as_a_string() -> None:
+    assert Redactor(b"k" * 20, rules="email").rules == ("email",)
+
+
+def test_the_projects_own_fields_are_left_alone_in_text_when_secret_field_is_not_among_the_rules(
+        tmp_path: Path) -> None:
+    from tracetui.core.harness.redact import load_user_rules
+
+    (tmp_path / "pyproject.toml").write_text('[tool.tracetui.redaction]\nfields = ["member_no"]\n')
+    r = Redactor(b"k" * 20, rules=["email"], user_rules=load_user_rules(str(tmp_path)))
+    assert r.text("member_no=AB12CD") == "member_no=AB12CD"
+
+
+@pytest.mark.parametrize("before", ["mail ", "<b> mail "])
+def test_a_value_a_field_declared_wins_over_a_pattern_that_matches_it_at_the_same_place(before: str) -> None:
+    r = Redactor(b"k" * 20, sensitive_fields={"crm": ["contact"]})
+    token = r.value({"contact": "ann@example.com"}, tool="crm")["contact"]
+    assert token == r.token("sensitive", "ann@example.com")
+    assert r.text(before + "ann@example.com") == before + token
+
+
+@pytest.mark.parametrize("key", ["ASIAIOSFODNN7EXAMPLE", "AIzaSyA1234567890abcdefABCDEF1234567890",
+                                 "xoxb-1234567890-abcdefghij"])
+def test_an_aws_session_key_a_google_key_or_a_slack_token_alone_in_a_text_is_found(key: str) -> None:
     r = Redactor(b"k" * 20)
     assert r.text(f"use {key} now") == f"use {r.token('api_key', key)} now"
