@@ -612,3 +612,15 @@ def test_a_value_a_field_declared_wins_over_a_pattern_that_matches_it_at_the_sam
 def test_an_aws_session_key_a_google_key_or_a_slack_token_alone_in_a_text_is_found(key: str) -> None:
     r = Redactor(b"k" * 20)
     assert r.text(f"use {key} now") == f"use {r.token('api_key', key)} now"
+
+
+@pytest.mark.parametrize("bad", ["", "-_ ", "-_", 5])
+def test_a_declared_field_name_that_is_empty_or_not_a_string_is_refused_naming_the_tool_and_the_name(bad) -> None:
+    with pytest.raises(ValueError) as e:
+        Redactor(b"k" * 20, sensitive_fields={"crm": ["address", bad]})
+    assert str(e.value) == f"sensitive_fields['crm']: field names must be non-empty strings, got {bad!r}"
+
+
+def test_a_one_letter_declared_field_name_is_a_name() -> None:
+    r = Redactor(b"k" * 20, sensitive_fields={"crm": ["X"]})
+    assert r.value({"x": "hidden value"}, tool="crm") == {"x": r.token("sensitive", "hidden value")}
