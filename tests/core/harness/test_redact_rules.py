@@ -608,7 +608,7 @@ def test_a_value_a_field_declared_wins_over_a_pattern_that_matches_it_at_the_sam
 
 
 @pytest.mark.parametrize("key", ["ASIAIOSFODNN7EXAMPLE", "AIzaSyA1234567890abcdefABCDEF1234567890",
-                                 "xoxb-1234567890-abcdefghij"])
+                                 "xoxb-1234567890-abcdefijkl"])
 def test_an_aws_session_key_a_google_key_or_a_slack_token_alone_in_a_text_is_found(key: str) -> None:
     r = Redactor(b"k" * 20)
     assert r.text(f"use {key} now") == f"use {r.token('api_key', key)} now"
