@@ -30,6 +30,7 @@ REDACT_TESTS = [
     "tests/core/harness/test_redact_coverage.py",
     "tests/core/harness/test_redact_linear.py",
     "tests/core/harness/test_redact_rules.py",
+    "tests/core/harness/test_redact_key_rules.py",
     # it records and replays an agent through the CLI, whose replay starts a sandboxed child that imports the
     # mutated tree outside mutmut's folder (every mutant "fails" there); the names it pins are redact.py's own
     "--deselect",
