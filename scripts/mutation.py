@@ -34,6 +34,19 @@ ALIGN_TESTS = [
     "tests/core/test_compare.py",
 ]
 
+REDACT_TESTS = [
+    "tests/core/harness/test_redact.py",
+    "tests/core/harness/test_redact_config.py",
+    "tests/core/harness/test_redact_coverage.py",
+    "tests/core/harness/test_redact_linear.py",
+    "tests/core/harness/test_redact_rules.py",
+    "tests/core/harness/test_redact_key_rules.py",
+    # it records and replays an agent through the CLI, whose replay starts a sandboxed child that imports the
+    # mutated tree outside mutmut's folder (every mutant "fails" there); the names it pins are redact.py's own
+    "--deselect",
+    "tests/core/harness/test_redact_coverage.py::test_tool_names_follow_the_same_rules_in_record_replay_and_promote",
+]
+
 # module name -> (files mutated, tests run against them: the module's own fast tests)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "canonical": (["tracetui/core/canonical.py"], ["tests/core/test_canonical.py"]),
@@ -116,6 +129,29 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
         ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
+    ),
+    # the harness's safety rules: what a replay may reach, which tools are reads, what is redacted
+    "guard": (
+        ["tracetui/core/harness/guard.py"],
+        ["tests/core/harness/test_guard.py", "tests/core/harness/test_guard_rules.py"],
+    ),
+    "tools": (
+        ["tracetui/core/harness/tools.py"],
+        ["tests/core/harness/test_ambient.py", "tests/core/harness/test_tools_rules.py"],
+    ),
+    # not tests/test_secret_corpus.py: it plants secrets through the CLI's commands (10 s a mutant); not the
+    # sandbox tests (namespaces, children)
+    "redact": (
+        ["tracetui/core/harness/redact.py"],
+        REDACT_TESTS,
+    ),
+    "redact-patterns": (
+        ["tracetui/core/harness/redact_patterns.py"],
+        REDACT_TESTS,
+    ),
+    "redact-tokens": (
+        ["tracetui/core/harness/redact_tokens.py"],
+        REDACT_TESTS,
     ),
 }
 

@@ -39,7 +39,7 @@ def is_secret_field(norm: str, extra: frozenset[str] = frozenset()) -> bool:
     if norm in SECRET_KEYS or norm in extra:
         return True
     i = norm.rfind("_")
-    while i > 0:
+    while i >= 0:
         tail = norm[i + 1:]
         if tail in SECRET_KEYS or tail in extra:
             return True

@@ -62,6 +62,14 @@ _EVENTS = frozenset({"socket.connect", "socket.sendto", "socket.sendmsg", "socke
                      "socket.gethostbyname", "socket.gethostbyaddr", "socket.getnameinfo"})
 
 
+def _audit(event: str, args: tuple[Any, ...]) -> None:  # pragma: no mutate block
+    """The hook installed: every audit event of the process passes here, only the socket ones go on to
+    ``_hook``. Kept apart so that a mutation-testing run (``scripts/mutation.py guard``), which installs the
+    hook in its own process, does not route its own events (``os.putenv``...) through a mutated ``_hook``."""
+    if event in _EVENTS:
+        _hook(event, args)
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in _EVENTS:
         return
@@ -94,8 +102,11 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _numeric(host: Any) -> bool:
+    """``host`` is an address literal (``127.0.0.1``, ``::1``, ``fe80::1%eth0``: an IPv6 scope is part of one),
+    which a lookup answers without the name service. ``127.0.0.1%eth0`` is not one: the C library looks it up
+    as a name."""
     try:
-        ipaddress.ip_address(str(host).split("%", 1)[0])
+        ipaddress.ip_address(str(host))
     except ValueError:
         return False
     return True
@@ -110,7 +121,7 @@ def _address(address: Any) -> str:
 def _install() -> None:
     global _INSTALLED
     if not _INSTALLED:
-        sys.addaudithook(_hook)
+        sys.addaudithook(_audit)
         _INSTALLED = True
 
 
