@@ -97,6 +97,11 @@ def test_two_reads_of_the_same_key_returning_different_data_are_a_stale_read_nam
         ("o2", 'a later read of the same key returned {"status":"lost"}, with no write by the run in between: the '
                "data moved under the run")]
     assert stale_reads(reads(get({"id": "A-77"}, {"s": 1}), get({"id": "A-77"}, {"s": 1}))) == []
+    long = reads(get({"id": "A-77"}, {"note": "a" * 80}), get({"id": "A-77"}, {"note": "b" * 80}))
+    assert [e.reason for e in stale_reads(long)] == [
+        'get_order {"id":"A-77"} returned {"note":"' + "a" * 50 + "…",
+        'a later read of the same key returned {"note":"' + "b" * 50 + "…, with no write by the run in between: the "
+        "data moved under the run"]
     assert stale_reads(reads(get({"id": "A-77"}, {"s": 1}), get({"id": "A-78"}, {"s": 2}))) == []
 
 
@@ -126,6 +131,7 @@ def test_the_run_writing_to_the_record_between_the_two_reads_explains_the_change
                     ("tool", "cancel", {"arguments": {"orders": [5531], "note": None}}),
                     ("tool", "cancel", {"arguments": {"ref": ["A-77"], "ok": True}})):
         assert stale_reads(reads(first, between, second)) == [], between
+        assert len(stale_reads(reads(between, first, second))) == 2, between  # a write before both reads
 
 
 def test_a_call_that_only_looks_like_a_write_does_not_explain_the_change() -> None:
