@@ -3,9 +3,10 @@ the survivors of ``scripts/mutation.py truncation run``, tests/mutation_equivale
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
-from tracetui.core.triage.truncation import truncation, uncut_prefix
+from tracetui.core.triage.truncation import scan, truncation, uncut_prefix
 
 STOPPED = "output_truncated is true: the recorder could not store it whole"
 
@@ -85,3 +86,56 @@ def test_the_uncut_prefix_drops_what_a_truncator_appended() -> None:
     assert uncut_prefix("the first part...") == "the first part"
     assert uncut_prefix("the first part…") == "the first part"
     assert uncut_prefix("...the first part") == "...the first part" and uncut_prefix("…the part") == "…the part"
+
+
+def test_a_string_cut_at_a_cap_names_the_cap_and_shows_its_last_12_characters() -> None:
+    """Mid-word or mid-sentence at a cap; ending with an ellipsis at a cap; or a cap plus an appended ``...`` / ``…``.
+    A string ending with ``...`` at another length is not cut."""
+    sentry = "a known exporter cap (Sentry Python SDK max_value_length default before 2.34)"
+    text = ("abcdefghijklmnopqrstuvwxyz " * 40)[:1023] + ","
+    assert text[-13:] == "mnopqrstuvwx,"
+    assert truncation(text) == f"1,024 characters, {sentry}, ending mid-sentence ('nopqrstuvwx,')"
+    worded = text[:1023] + "Q"
+    assert truncation(worded) == f"1,024 characters, {sentry}, ending mid-word ('nopqrstuvwxQ')"
+    assert truncation(text[:1023] + "…") == f"1,024 characters, {sentry}, ending with an ellipsis"
+    assert truncation(text + "…") == f"1,025 characters: {sentry} plus an appended '…'"
+    assert truncation(text + "...") == f"1,027 characters: {sentry} plus an appended '...'"
+    assert truncation("and so on...") is None and truncation("x" * 1022 + "…") is None
+
+
+def test_json_cut_after_leading_whitespace_counts_and_a_quote_is_not_json_to_cut() -> None:
+    assert truncation(' \n {"a": ') == "JSON cut mid-value (9 characters; the parser reached the end of input)"
+    assert truncation('"he said so') is None
+
+
+def test_without_any_json_rule_only_a_string_of_a_caps_length_is_parsed_and_without_markers_none_counts() -> None:
+    """``scan``'s switches as ``replayability`` sets them per field."""
+    cut = '{"a": '
+    assert scan(cut, markers=True, caps=True, json_any=False) is None
+    at_cap = '{"a": "' + "x" * 1017
+    assert scan(at_cap, markers=True, caps=True, json_any=False) is not None
+    assert scan("done ...[truncated]", markers=False, caps=True, json_any=True) is None
+    assert scan({"a": "done ...[truncated]"}, markers=False, caps=True, json_any=True) is None
+
+
+def test_nested_values_are_all_walked_lists_tuples_other_mappings_and_str_subclasses_included() -> None:
+    """A lower-case marker in a short nested string; a marker at the tail of a long one; a flag inside a list inside
+    an object, or inside a mapping of another type; a str subclass examined like a str, nested; a string passed over
+    by ``skip`` leaves the rest of its container looked at."""
+    assert truncation({"a": "some text ...[truncated]"}) == "at .a: carries the truncation marker '...[truncated]'"
+    assert truncation({"a": "x" * 5000 + " [truncated]"}) == "at .a: carries the truncation marker '[truncated]'"
+    assert truncation({"a": [{"b": 1, "c": None, "d": 1.5, "e": True, "f": {"output_truncated": True}}]}) == (
+        f"at .a[0].f: {STOPPED}")
+    assert truncation(("ok", {"output_truncated": True})) == f"at [1]: {STOPPED}"
+    assert truncation({"a": MappingProxyType({"b": {"output_truncated": True}})}) == f"at .a.b: {STOPPED}"
+
+    class Text(str):
+        pass
+
+    assert truncation({"a": Text('{"b": ')}) == (
+        "at .a: JSON cut mid-value (6 characters; the parser reached the end of input)")
+    assert truncation({"a": Text("done ...[truncated]")}) == "at .a: carries the truncation marker '...[truncated]'"
+    assert truncation({"a": Text("x" * 1024 + "...")}) is not None
+    assert truncation({"a": Text("x" * 1024)}) is None  # nested: a cap's length alone is not evidence
+    assert scan(["cut {", {"output_truncated": True}], markers=True, caps=True, json_any=True,
+                skip={"cut {"}) is not None
