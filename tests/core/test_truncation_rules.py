@@ -29,6 +29,12 @@ def test_the_reason_names_the_path_to_the_cut_value_or_none_past_64_levels_or_at
     assert truncation(nest(66, {"output_truncated": True})) == STOPPED
     assert truncation(nest(65, [{"output_truncated": True}])) == STOPPED
     assert truncation({"a": nest(70, {"x": 1}), "b": {"output_truncated": True}}) == f"at .b: {STOPPED}"
+    listed: Any = {"output_truncated": True}
+    for depth in range(70):
+        listed = [listed]
+        if depth == 39:
+            assert truncation(listed) == f"at {'[0]' * 40}: {STOPPED}"
+    assert truncation(listed) == STOPPED  # lists count as levels too
 
 
 def test_each_recorder_flag_says_what_it_is() -> None:
@@ -63,6 +69,7 @@ def test_a_marker_in_a_long_string_is_looked_for_in_its_first_512_and_last_1024_
     assert truncation(body + " ...[truncated]") == "carries the truncation marker '...[truncated]'"
     assert truncation(body + " [TRUNCATED]") == "carries the truncation marker '[TRUNCATED]'"
     assert truncation("x" * 600 + " [TRUNCATED] " + body) is None  # the middle of a long string
+    assert truncation("x" * 2000 + " [TRUNCATED] " + body + " truncated") is None  # the tail's word is no marker
     whole = "x" * 2000 + " [TRUNCATED] " + "x" * 2082 + "."
     assert len(whole) == 4096 and truncation(whole) == "carries the truncation marker '[TRUNCATED]'"
 
@@ -105,6 +112,7 @@ def test_a_string_cut_at_a_cap_names_the_cap_and_shows_its_last_12_characters() 
 
 def test_json_cut_after_leading_whitespace_counts_and_a_quote_is_not_json_to_cut() -> None:
     assert truncation(' \n {"a": ') == "JSON cut mid-value (9 characters; the parser reached the end of input)"
+    assert truncation(' {"a": ') == "JSON cut mid-value (7 characters; the parser reached the end of input)"
     assert truncation('"he said so') is None
 
 
