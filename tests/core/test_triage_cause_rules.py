@@ -142,8 +142,17 @@ def test_a_call_that_only_looks_like_a_write_does_not_explain_the_change() -> No
     for between in (("tool", "cancel", {"arguments": {"id": "A-77"}, "effect": "read"}),
                     ("tool", "cancel", {"arguments": {"id": "A-77"}, "status": "error", "error_type": "Timeout"}),
                     ("llm", "chat", {"messages": [{"role": "user", "content": "A-77"}], "arguments": {"id": "A-77"}}),
-                    ("tool", "cancel", {"arguments": {"ok": True, "c": "EU", "z": None}})):
+                    ("tool", "cancel", {"arguments": {"ok": True, "c": "EU", "z": None}}),
+                    ("tool", "cancel", {"arguments": {"note": "another record", "n": 12}})):
         assert len(stale_reads(reads(first, between, second))) == 2, between
+
+
+def test_every_call_between_the_reads_is_looked_at_and_a_three_character_id_is_shared() -> None:
+    failed = ("tool", "cancel", {"arguments": {"id": "B-1"}, "status": "error", "error_type": "Timeout"})
+    write = ("tool", "cancel", {"arguments": {"x": 1}, "effect": "write"})
+    assert stale_reads(reads(get({"id": "A-77"}, 1), failed, write, get({"id": "A-77"}, 2))) == []
+    shared = ("tool", "cancel", {"arguments": {"ref": "A77"}})
+    assert stale_reads(reads(get({"id": "A77"}, 1), shared, get({"id": "A77"}, 2))) == []
 
 
 # -- the config a trial ran with: the headers ------------------------------------------------------------------------
