@@ -136,9 +136,9 @@ def test_the_run_writing_to_the_record_between_the_two_reads_explains_the_change
 
 def test_a_call_that_only_looks_like_a_write_does_not_explain_the_change() -> None:
     """Not a write: a call marked ``read``; a failed call; a span that is not a tool call; a call sharing only a
-    true/false, a null, or a string under 3 characters."""
-    first, second = get({"id": "A-77", "ok": True, "c": "EU", "z": None}, {"s": 1}), \
-        get({"id": "A-77", "ok": True, "c": "EU", "z": None}, {"s": 2})
+    true/false, a null, a string under 3 characters, or other values only."""
+    first, second = get({"id": "A-77", "n": 5531, "ok": True, "c": "EU", "z": None}, {"s": 1}), \
+        get({"id": "A-77", "n": 5531, "ok": True, "c": "EU", "z": None}, {"s": 2})
     for between in (("tool", "cancel", {"arguments": {"id": "A-77"}, "effect": "read"}),
                     ("tool", "cancel", {"arguments": {"id": "A-77"}, "status": "error", "error_type": "Timeout"}),
                     ("llm", "chat", {"messages": [{"role": "user", "content": "A-77"}], "arguments": {"id": "A-77"}}),
