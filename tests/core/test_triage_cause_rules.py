@@ -209,7 +209,8 @@ def test_a_config_change_is_keyed_by_what_changed_one_word_per_kind_whichever_pa
     assert config_key(["llm.params.temperature", "llm.params"]) == "config params"
     assert config_key(["tool_versions", "model.id", "llm.params"]) == "config model params tool_version"
     assert config_key(["route: decision.value"]) == "config decision route"
-    assert config_key(["tool.output[0].id"]) == "config tool.output"
+    assert config_key(["graph:route: decision.value"]) == "config decision graph:route"  # the name's own colon
+    assert config_key(["tool.output[0].items[1]"]) == "config tool.output"
 
 
 # -- find_cause: the first divergence that explains the departure ---------------------------------------------------
