@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from builders import TraceBuilder
+from builders import TraceBuilder, make_span
 
 from tracetui.core.diff import diff_traces
 from tracetui.core.model import Trace
@@ -279,3 +279,32 @@ def test_a_decision_differing_while_everything_before_matched_is_a_rule_change()
     assert _key(c) == ("config", "decision_changed", ["route: decision.value"], "o3", "r3",
                        "config decision route", 0)
     assert c.text == "decision route differs while everything before it matched: a rule changed"
+
+
+def test_a_cause_names_at_most_three_fields_and_counts_the_rewordings_passed_before_it() -> None:
+    """A config change on the read after an answer worded otherwise: the config cause, one rewording passed over (not
+    a stop); four config fields or four output fields changed: the first three named."""
+    o, r = run("o", first_words="let me see"), run("r", first_words="one moment")
+    r.spans[3].data = {**r.spans[3].data, "tool_version": "2"}
+    c = cause(o, r)
+    assert (c.kind, c.fields, c.original.span_id, c.skipped) == ("config", ["tool.tool_version"], "o3", 1)
+    four = run("r", model="b", prompt="v2", params={"t": 1}, then="cancel")
+    four.spans[1].data = {**four.spans[1].data, "provider": "azure"}
+    c = cause(run("o"), four)
+    assert len(c.fields) == 4 and c.text == f"chat (llm) runs with changed {', '.join(c.fields[:3])}"
+    moved = cause(run("o", out={"a": 1, "b": 1, "c": 1, "d": 1}), run("r", out={"a": 2, "b": 2, "c": 2, "d": 2}))
+    assert moved.text == ('lookup {"id":5531}: the original read returned data the trial\'s read does not '
+                          "(tool.output.a, tool.output.b, tool.output.c); stale or moving data")
+
+
+def test_a_departure_on_the_originals_side_bounds_the_search_by_the_originals_span() -> None:
+    """Where a trial stopped, the departure is the original's call: divergences after it (a later read that failed in
+    the original) are consequences, not the cause."""
+    o, r = run("o", more=True), run("r", more=True, then="cancel")
+    o.spans[-1] = make_span("tool", "stock", span_id=o.spans[-1].span_id, parent_id=o.spans[-1].parent_id,
+                            seq=o.spans[-1].seq, start_ns=o.spans[-1].start_ns, end_ns=o.spans[-1].end_ns,
+                            arguments={"sku": "BK-700"}, output=None, effect="read", status="error",
+                            error_type="Timeout")
+    assert cause(o, r).rule == "failed_read"  # looking at every divergence
+    c = cause(o, r, Evidence("o3", "where it left", side="original"))
+    assert (c.rule, c.original.span_id) == ("model_decided", "o3")
