@@ -29,7 +29,7 @@ def _asks(name: str, args: str = '{"id": 5531}') -> dict[str, Any]:
 def run(prefix: str, *, then: str = "refund", ask_args: str = '{"id": 5531}', args: Any = None,
         out: Any = None, read_failed: bool = False, error_attr: str | None = None, error_data: str | None = None,
         error_type: str | None = "Timeout", prompt: str = "v5", model: str = "gpt-4o", params: Any = None,
-        first_words: str | None = None, decision: str | None = None, kind: str = "tool", index: str | None = None,
+        first_words: str | None = None, decision: Any = None, kind: str = "tool", index: str | None = None,
         tool_name: str | None = None, stop: bool = False, more: bool = False) -> Trace:
     """The run: llm (asks for the read) → the read (``kind``: tool ``lookup`` or retrieval ``kb``) → [decision
     ``route`` = ``decision``] → llm (asks for ``then``) → ``then`` (a write); ``stop``: the run ends after the read;
@@ -308,3 +308,37 @@ def test_a_departure_on_the_originals_side_bounds_the_search_by_the_originals_sp
     assert cause(o, r).rule == "failed_read"  # looking at every divergence
     c = cause(o, r, Evidence("o3", "where it left", side="original"))
     assert (c.rule, c.original.span_id) == ("model_decided", "o3")
+
+
+def _failing_stock(o: Trace) -> Trace:
+    """``o`` with its last span (the ``stock`` read of ``more=True``) failed."""
+    s = o.spans[-1]
+    o.spans[-1] = make_span("tool", "stock", span_id=s.span_id, parent_id=s.parent_id, seq=s.seq, start_ns=s.start_ns,
+                            end_ns=s.end_ns, arguments={"sku": "BK-700"}, output=None, effect="read",
+                            status="error", error_type="Timeout")
+    return o
+
+
+def test_after_the_model_asked_otherwise_a_changed_read_or_decision_is_a_consequence_and_the_search_goes_on() -> None:
+    """The model asked for other arguments first: the read's other arguments, other data or the decision's other value
+    after it are not the cause; a later read that failed in the original only still is; else the model."""
+    asked = '{"id": 1}'
+    assert cause(run("o"), run("r", ask_args=asked, out={"status": "lost"})).rule == "model_decided"
+    assert cause(run("o", decision="a"), run("r", ask_args=asked, decision="b")).rule == "model_decided"
+    for changed in ({"args": {"id": 1}}, {"out": {"status": "lost"}}):
+        c = cause(_failing_stock(run("o", more=True)), run("r", more=True, ask_args=asked, **changed))
+        assert (c.rule, c.original.span_id) == ("failed_read", "o5"), changed
+
+
+def test_every_cause_counts_the_rewordings_before_it_and_names_three_fields_at_most() -> None:
+    words = {"first_words": "let me see"}, {"first_words": "one moment"}
+    four = {"a": 1, "b": 1, "c": 1, "d": 1}, {"a": 2, "b": 2, "c": 2, "d": 2}
+    for o_kw, r_kw, rule in (({"args": four[0]}, {"args": four[1]}, "coerced_arguments"),
+                             ({"read_failed": True, "out": four[0]}, {"out": four[1]}, "failed_read"),
+                             ({"out": four[0]}, {"out": four[1]}, "moved_data"),
+                             ({"decision": "a"}, {"decision": "b"}, "decision_changed")):
+        c = cause(run("o", **words[0], **o_kw), run("r", **words[1], **r_kw))
+        assert (c.rule, c.skipped) == (rule, 1)
+        assert len(c.fields) == (1 if rule == "decision_changed" else 3), rule
+    c = cause(run("o", decision={"a": 1, "b": 1}), run("r", decision={"a": 2, "b": 2}))
+    assert c.fields == ["route: decision.value.a, decision.value.b"]
