@@ -153,6 +153,39 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/harness/redact_tokens.py"],
         REDACT_TESTS,
     ),
+    # the three helpers of triage: why a trial left the path (reached through triage()), and the evidence of two
+    # step-1 findings (reached through assess(), the harness's cassette and their own rule tests)
+    "cause": (
+        ["tracetui/core/triage/cause.py"],
+        [
+            "tests/core/test_triage.py",
+            "tests/core/test_triage_order.py",
+            "tests/core/test_triage_misses.py",
+            "tests/core/test_triage_foreign.py",
+            "tests/core/test_triage_verdict_rules.py",
+            "tests/core/test_triage_cause_rules.py",
+        ],
+    ),
+    "truncation": (
+        ["tracetui/core/triage/truncation.py"],
+        [
+            "tests/core/test_replayability.py",
+            "tests/core/test_replayability_rules.py",
+            "tests/core/test_rules_pinned.py",
+            "tests/core/test_triage_misses.py",
+            "tests/core/harness/test_cassette_rules.py",
+            "tests/core/test_truncation_rules.py",
+        ],
+    ),
+    "nondeterminism": (
+        ["tracetui/core/triage/nondeterminism.py"],
+        [
+            "tests/core/test_replayability.py",
+            "tests/core/test_replayability_rules.py",
+            "tests/core/test_triage_misses.py",
+            "tests/core/test_nondeterminism_rules.py",
+        ],
+    ),
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)

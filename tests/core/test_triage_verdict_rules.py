@@ -357,3 +357,99 @@ def test_the_fallback_names_the_call_a_trial_never_made_on_the_original() -> Non
     assert t.at is not None and t.cause is None
     last = r.evidence[-1]
     assert (last.span_id, last.side, last.reason) == ("o5", "original", f"t0.jsonl: {t.reason}")
+
+
+# -- the checklist: the three steps as a user reads them, and the confidence caveats lower ---------------------------
+
+TITLES = ["Can this run be replayed?", "Does the failure come back with recorded tools?",
+          "Model or prompt, data or integration, or a change?"]
+ASK_REPLAY = ("no replay yet: run `tracetui replay ORIGINAL AGENT --trials K` (or press r in the triage panel) and "
+              "triage again with the replay")
+
+
+def _no_clock(trace: Trace) -> Trace:
+    """``trace`` without the header clock: one caveat (``no_clock`` on ``header.clock``), with a workaround."""
+    trace.header = {k: v for k, v in trace.header.items() if k != "clock"}
+    return trace
+
+
+def _steps(r: Any) -> list[tuple[int, str, str, str]]:
+    return [(s.number, s.title, s.state, s.detail) for s in r.steps]
+
+
+def test_without_a_replay_step_two_asks_for_one_and_step_three_waits_for_it() -> None:
+    """Step 1 passed with a caveat, listed with its workaround; step 2 says how to get a replay; step 3 needs it; no
+    verdict yet."""
+    r = triage(_no_clock(run("o")))
+    (caveat,) = r.replayability.findings
+    assert caveat.severity == "partial" and caveat.workaround
+    assert _steps(r) == [(1, TITLES[0], "passed", r.steps[0].detail), (2, TITLES[1], "pending", ASK_REPLAY),
+                         (3, TITLES[2], "pending", "needs step 2")]
+    assert [(e.span_id, e.side, e.reason) for e in r.steps[0].evidence] == [
+        (caveat.span_id, "original", f"caveat: {caveat.reason}; workaround: {caveat.workaround}")]
+    assert r.steps[1].evidence == [] and r.steps[2].evidence == []
+    assert (r.verdict, r.confidence, r.cause) == (None, None, "")
+    assert r.summary == "replayability partial; replay it to go on"
+
+
+def test_a_blocker_fails_step_one_skips_step_two_and_is_the_verdict_as_it_reads() -> None:
+    """A blocker (arguments cut mid-value) fails step 1 and is listed as it reads, the caveat with its workaround;
+    step 2 is skipped; step 3 gives ``not_replayable`` on the blocker, whatever the caveat."""
+    o = _no_clock(run("o"))
+    o.spans[2].data = {**o.spans[2].data, "arguments": '{"id": 55'}
+    r = triage(o)
+    (blocker,) = r.replayability.blockers
+    (caveat,) = r.replayability.caveats
+    assert blocker.workaround is None
+    assert _steps(r) == [(1, TITLES[0], "failed", r.steps[0].detail), (2, TITLES[1], "skipped", ASK_REPLAY),
+                         (3, TITLES[2], "passed", r.summary)]
+    assert r.summary.startswith("not_replayable: 1 blocker; first: ")
+    assert [(e.span_id, e.reason) for e in r.steps[0].evidence] == [
+        (caveat.span_id, f"caveat: {caveat.reason}; workaround: {caveat.workaround}"), ("o2", blocker.reason)]
+    assert [(e.span_id, e.reason) for e in r.steps[2].evidence] == [("o2", blocker.reason)]
+    assert (r.verdict, r.confidence) == ("not_replayable", "high")  # a caveat does not lower a blocker's verdict
+
+
+def test_step_two_counts_the_trials_in_words_and_names_where_each_left_the_path() -> None:
+    """One line per trial: its label and reason, on the span where it left the path (the original's call it never
+    made, for a trial that stopped early) or on the replay's side without one; then step 3 with the verdict."""
+    one = triage(run("o"), _trials({}))
+    assert _steps(one)[1] == (2, TITLES[1], "passed", "reproduced in 1 of 1 trial")
+    r = triage(run("o"), _trials({}, {"upto": 3}, {"failed": True}))
+    assert r.reproduction is not None
+    same, early, ending = r.reproduction.per_trial
+    assert early.at is not None and early.at.side == "original" and same.at is None and ending.at is None
+    assert _steps(r)[1] == (2, TITLES[1], "passed", "reproduced in 1 of 3 trials")
+    assert [(e.span_id, e.side, e.reason) for e in r.steps[1].evidence] == [
+        (None, "replay", f"t0.jsonl: {same.reason}"), (early.at.span_id, "original", f"t1.jsonl: {early.reason}"),
+        (None, "replay", f"t2.jsonl: {ending.reason}")]
+    assert _steps(r)[2] == (3, TITLES[2], "passed", r.summary)
+    assert r.steps[2].evidence == r.evidence and r.evidence
+
+
+def test_caveats_lower_the_confidence_one_step_and_say_by_how_many_on_which_fields() -> None:
+    """``medium`` (two trials) with one caveat is ``low``; ``high`` (three) with two is ``medium``; the reason counts
+    the caveats in words and names their fields; ``low`` stays ``low``, with no such reason."""
+    r = triage(_no_clock(run("o")), _trials({}, {}))
+    assert (r.verdict, r.confidence) == ("model_or_prompt", "low")
+    assert (r.reasons[-1].rule, r.reasons[-1].on, r.reasons[-1].text) == (
+        "confidence", "step 1", "medium lowered to low by 1 caveat (header.clock)")
+    assert r.summary.endswith("(confidence low)")
+    two = _no_clock(run("o"))
+    two.spans[5].data = {k: v for k, v in two.spans[5].data.items() if k != "output"}
+    r = triage(two, _trials({}, {}, {}))
+    assert [f.field for f in r.caveats] == ["header.clock", "tool.output"]
+    assert (r.confidence, r.reasons[-1].text) == ("medium", "high lowered to medium by 2 caveats (header.clock, "
+                                                            "tool.output)")
+    low = triage(_no_clock(run("o", failed=True)), _trials({}))
+    assert (low.verdict, low.confidence) == ("data_or_integration", "low") and low.caveats
+    assert "confidence" not in [x.rule for x in low.reasons]
+
+
+def test_when_no_replay_is_of_this_run_the_error_lists_every_one_left_out() -> None:
+    others = [run("b", q="cancel 7", path="runs/b.jsonl"), run("c", q="cancel 8", path="runs/c.jsonl")]
+    with pytest.raises(TriageError) as err:
+        triage(run("o"), others)
+    assert str(err.value) == ("no REPLAY replays ORIGINAL: b.jsonl is not a replay of this run (its run input "
+                              "differs): left out of step 2; c.jsonl is not a replay of this run (its run input "
+                              "differs): left out of step 2")

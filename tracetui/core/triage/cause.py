@@ -203,7 +203,7 @@ def config_key(fields: list[str]) -> str:
                 kinds.append(name)
                 break
         else:
-            kinds.append("decision " + f.split(":", 1)[0] if ":" in f else f.split("[", 1)[0])
+            kinds.append("decision " + f.split(": ", 1)[0] if ": " in f else f.split("[", 1)[0])
     return "config " + " ".join(sorted(set(kinds)))
 
 

@@ -242,9 +242,12 @@ def describe(value: Any, hit: tuple[Any, str]) -> str:
 
 
 def _path_to(value: Any, leaf: Any, prefix: str = "", depth: int = 0) -> str:
-    """The JSON path (``.items[2].text``) of ``leaf`` (by identity) in ``value``; '' at the top or when not found."""
-    if value is leaf or depth > 64:
+    """The JSON path (``.items[2].text``) of ``leaf`` (by identity) in ``value``; '' at the top or when not found
+    (the walk looks 65 levels deep at most: a deeper branch is not the leaf's, whatever it holds)."""
+    if value is leaf:
         return prefix
+    if depth > 64:
+        return ""
     if isinstance(value, Mapping):
         for k, v in value.items():
             p = _path_to(v, leaf, f"{prefix}.{k}", depth + 1)
