@@ -102,6 +102,24 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/triage/replayability.py"],
         ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
     ),
+    "envelopes": (
+        ["tracetui/core/diff/envelopes.py"],
+        ["tests/core/test_envelopes.py", "tests/core/test_envelopes_rules.py", "tests/core/test_compare_mutants.py",
+         "tests/core/test_compare.py"],
+    ),
+    "noise": (
+        ["tracetui/core/diff/noise.py"],
+        [
+            "tests/cli/test_noise_rules.py",
+            "tests/core/test_noise_hiding_rules.py",
+            # not test_pairread.py: its noise tests read the pair through reader children (seconds each)
+        ],
+    ),
+    "comparable": (
+        ["tracetui/core/diff/comparable.py"],
+        ["tests/core/test_comparable.py", "tests/core/test_comparable_rules.py",
+         "tests/core/test_first_divergence_rules.py", "tests/cli/test_diff_redaction_config.py"],
+    ),
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)
