@@ -3,6 +3,7 @@ read), each stated on traces and tables built in the test (issue 25: mutation te
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,10 @@ def test_a_selector_value_is_compared_as_text_and_a_missing_key_never_matches() 
     assert not NoiseRule(fields=("tool.output.rows[n=2]",)).field("tool.output.rows[0].id", spans)
     assert not NoiseRule(fields=("tool.output[n=1]",)).field("tool.output[0]", spans)  # output is no list
     assert not NoiseRule(fields=("tool.rows[n=1]",)).field("tool.rows[0]", spans)  # no such key
+    # a key looked up in a list or a string is no item
+    for output in ([{"n": 1}], "rows"):
+        span = make_span("tool", "t", output=output)
+        assert not NoiseRule(fields=("tool.output.rows[n=1]",)).field("tool.output.rows[0]", (span,))
 
 
 def test_after_a_star_and_a_selector_every_selector_must_hold() -> None:
@@ -168,7 +173,7 @@ def test_rules_come_from_the_nearest_pyproject_then_the_nearest_tracetui_toml_th
 
 def test_a_tracetui_toml_may_hold_a_tool_tracetui_table_and_a_pyproject_without_one_gives_no_rules(
         tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.black]\nline-length = 100\n')
+    (tmp_path / "pyproject.toml").write_text('ignore = ["not.ours"]\n[project]\nname = "x"\n')
     (tmp_path / ".tracetui.toml").write_text('[tool.tracetui]\nignore = ["c.d"]\n')
     assert load_rules(str(tmp_path)) == [NoiseRule(fields=("c.d",), source=str(tmp_path / ".tracetui.toml"))]
 
@@ -196,7 +201,7 @@ def _run(prefix: str, *, status: str = "ok", out: str = "10:00", args: int = 1, 
     root = t.add("agent", "agent", input={"q": "time"})
     t.add("llm", "chat", parent=root, model="m", messages=[{"role": "user", "content": question}],
           output={"role": "assistant", "content": text})
-    t.add("tool", "lookup", parent=root, arguments={"id": args}, output={"value": out},
+    t.add("tool", "lookup", parent=root, arguments={"id": args}, output={"value": {"at": out}},
           status=status, error_type=None if status == "ok" else "Boom")
     if extra:
         t.add("tool", "audit", parent=root, arguments={}, output=None)
@@ -277,3 +282,84 @@ def test_the_role_selector_hides_a_users_rewording_in_a_diff_and_not_the_answer(
     [left] = d.divergences
     assert left.type.value == "decision_mismatch" and all(f.path.startswith("llm.output") for f in left.fields)
     assert noisy.fields == len(div.fields) - len(left.fields) > 0
+
+
+def _pair(output: object, args: int, **attrs: object) -> tuple[object, object]:
+    def run(prefix: str, out: object, arg: int, attributes: dict) -> object:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent", input={"q": "time"})
+        t.add("tool", "search", parent=root, arguments={"q": arg}, output=out, attributes=attributes)
+        return t.trace()
+
+    return run("o", [{"tags": ["a"]}], 1, {}), run("r", output, args, dict(attrs))
+
+
+@pytest.mark.parametrize("output,path", [([{"tags": ["b"]}], "tool.output[0].tags[0]"), ("none", "tool.output")])
+def test_the_type_left_is_read_from_any_field_path_of_the_kind(output: object, path: str) -> None:
+    """The type of what is left comes from the policy entry its path starts with, however deep the path
+    and whatever indexes it holds."""
+    d = diff_traces(*_pair(output, 2))
+    assert d.divergences[0].type.value == "args_mismatch"
+    apply_rules(d, [NoiseRule(fields=("tool.arguments",))])
+    [left] = d.divergences
+    assert [f.path for f in left.fields] == [path] and left.type.value == "output_mismatch"
+
+
+def test_a_call_the_harness_served_nothing_for_stays_an_unrecorded_call_when_its_output_is_hidden() -> None:
+    """The harness marks a replayed call it had no recording for (``replay.divergence: unrecorded_call``);
+    with its arguments changed the pair is that ``unrecorded_call``. Hiding its output (a clock's value)
+    leaves the argument change: still the unrecorded call, not an ``args_mismatch``."""
+    d = diff_traces(*_pair([{"tags": ["b"]}], 2, **{"replay.divergence": "unrecorded_call"}))
+    assert d.divergences[0].type.value == "unrecorded_call"
+    apply_rules(d, [NoiseRule(fields=("tool.output",))])
+    [left] = d.divergences
+    assert [f.path for f in left.fields] == ["tool.arguments.q"] and left.type.value == "unrecorded_call"
+    d = diff_traces(*_pair([{"tags": ["b"]}], 2, **{"replay.divergence": "unrecorded_call"}))
+    apply_rules(d, [NoiseRule(fields=("tool.arguments",))])  # the output left: an output change
+    assert d.divergences[0].type.value == "output_mismatch"
+
+
+def test_two_roots_of_two_kinds_hidden_down_to_their_kind_change_keep_their_type() -> None:
+    """An OpenInference trace whose root is an LLM call against a replay whose root is the agent: the roots
+    are paired (the run's), their fields are the kind change then the LLM's. Hiding the LLM's fields
+    leaves the kind change, typed as the pair was."""
+    t = TraceBuilder("o")
+    root = t.add("llm", "run", model="m", messages=[{"role": "user", "content": "hi"}],
+                 output={"role": "assistant", "content": "a"})
+    step = t.add("other", "step", parent=root, input={})
+    t.add("tool", "lookup", parent=step, arguments={"id": 1}, output=1)
+    original = replace(t.trace(), format="openinference")
+    t = TraceBuilder("r")
+    root = t.add("agent", "run", input="hi", output="a")
+    t.add("tool", "lookup", parent=root, arguments={"id": 1}, output=1)
+    d = diff_traces(original, replace(t.trace(), format="tracetui"))
+    [div] = d.divergences
+    assert div.fields[0].path == "kind" and div.type.value == "input_mismatch"
+    assert apply_rules(d, [NoiseRule(name="run", fields=("llm",))]) == Noisy(len(div.fields) - 1, 0)
+    [left] = d.divergences
+    assert [f.path for f in left.fields] == ["kind"] and left.type.value == "input_mismatch"
+
+
+def test_every_divergence_is_weighed_each_hidden_one_counted_and_the_rest_kept_in_order() -> None:
+    """Two extra calls a whole-span rule hides, two changed calls a field rule empties, a changed call a
+    rule reaches without hiding anything, and one no rule reaches: each counted once, the rest kept."""
+    def run(prefix: str, side: int) -> object:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent", input={"q": 1})
+        for n in range(2):
+            if side:
+                t.add("tool", "audit", parent=root, arguments={"n": n}, output=None)
+            t.add("tool", f"clock{n}", parent=root, arguments={}, output={"now": side})
+        t.add("tool", "lookup", parent=root, arguments={"id": 1}, output={"v": side})
+        t.add("tool", "status", parent=root, arguments={"id": 1}, output={"v": side})
+        return t.trace()
+
+    d = diff_traces(run("o", 0), run("r", 1))
+    by_name = {(x.original or x.replay).name: x for x in d.divergences}
+    assert sorted(by_name) == ["audit", "clock0", "clock1", "lookup", "status"] and len(d.divergences) == 6
+    audit_fields = sum(max(len(x.fields), 1) for x in d.divergences if x.original is None)
+    noisy = apply_rules(d, [NoiseRule(tool="audit"), NoiseRule(fields=("tool.output.now",)),
+                            NoiseRule(tool="lookup", fields=("tool.arguments",))])
+    assert noisy == Noisy(audit_fields + 2, 4)
+    assert [x.original.name for x in d.divergences] == ["lookup", "status"]
+    assert d.divergent_rows == [x.row for x in d.divergences] and d.ignored_by_config == audit_fields + 2
