@@ -1,2 +1,262 @@
 """The rules of ``core/diff/comparable.py`` (what a foreign recording and its replay cannot compare), each stated
-on traces built in the test (issue 25: mutation testing)."""
+on traces built in the test (issue 25: mutation testing).
+
+Two runs of two formats: a field one format cannot hold, a tool-schema hash each format computes its own way, a
+run's input held as messages on one side and as text on the other, a redaction token against the raw value. Each
+rule takes what cannot be compared out of both sides, counts it (``Unchecked``: path, why, on how many pairs) and
+compares the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.builders import TraceBuilder, make_span
+from tracetui.core.diff import diff_traces
+from tracetui.core.diff.comparable import Comparability, Unchecked, fit_shapes, flat_views, header_fit
+from tracetui.core.model import Span, Trace
+
+MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is #5531?"}]
+
+
+def _trace(fmt: str, *spans: Span, header: dict | None = None) -> Trace:
+    return Trace(spans=list(spans), header=header or {}, format=fmt)
+
+
+def _llm(sid: str, **data: object) -> Span:
+    data.setdefault("messages", MSGS)
+    data.setdefault("parent_id", "root")
+    return make_span("llm", "chat", span_id=sid, model="m", **data)
+
+
+def _paths(d) -> list[tuple[str, tuple[str, ...]]]:
+    return [(x.type.value, tuple(f.path for f in x.fields)) for x in d.divergences]
+
+
+def _said(d) -> dict[str, tuple[str, int]]:
+    return {u.path: (u.reason, u.pairs) for u in d.not_comparable}
+
+
+# -- when the rules apply ------------------------------------------------------------------------------------------
+
+
+def test_two_runs_of_one_format_without_a_redaction_mark_compare_every_field_as_recorded() -> None:
+    a, b = _llm("a", prompt_version="v1"), _llm("b")
+    for fmt in ("otlp-json", ""):
+        fit = Comparability(_trace(fmt, a), _trace(fmt, b))
+        assert not fit.active and fit.adjust(a, b) == (a, b) and fit.adjust(a, b)[0] is a
+        assert fit.unchecked() == () and fit.redacted_with is None
+
+
+def test_a_run_of_no_named_format_is_unknown_and_said_so() -> None:
+    d = diff_traces(_trace("", _llm("a", prompt_version="v1")), _trace("otlp-json", _llm("b")))
+    assert d.divergences == [] and _said(d) == {"llm.prompt_version": ("not recorded by otlp-json", 1)}
+    d = diff_traces(_trace("otlp-json", _llm("a")), _trace("", _llm("b", prompt_version="v1")))
+    assert _said(d) == {"llm.prompt_version": ("not recorded by otlp-json", 1)}
+    d = diff_traces(_trace("otlp-json", _llm("a", prompt_version="v1")), _trace("", _llm("b")))
+    assert _said(d) == {"llm.prompt_version": ("not recorded by unknown", 1)}
+
+
+# -- a field one format cannot hold ----------------------------------------------------------------------------------
+
+
+def test_a_field_no_span_of_that_kind_holds_on_one_side_is_not_compared_and_counted_per_pair() -> None:
+    original = _trace("otlp-json", _llm("a1"), _llm("a2", messages=MSGS[1:]))
+    replay = _trace("tracetui", _llm("b1", prompt_version="v2"), _llm("b2", messages=MSGS[:1], prompt_version="v2"))
+    d = diff_traces(original, replay)
+    assert _paths(d) == [("input_mismatch", ("llm.messages[0].role", "llm.messages[0].content"))]  # still compared
+    assert d.not_comparable == (Unchecked("llm.prompt_version", "not recorded by otlp-json", 2),)
+
+
+def test_a_field_one_side_holds_on_another_span_of_that_kind_is_compared() -> None:
+    original = _trace("otlp-json", _llm("a1"), _llm("a2", prompt_version="v1"))
+    replay = _trace("tracetui", _llm("b1", prompt_version="v1"), _llm("b2", prompt_version="v1"))
+    d = diff_traces(original, replay)
+    assert _paths(d) == [("input_mismatch", ("llm.prompt_version",))] and d.not_comparable == ()
+
+
+def test_a_field_recorded_only_as_null_or_only_on_spans_of_another_kind_is_not_held() -> None:
+    """What a side holds is per kind and per value: ``value`` of a decision is not a memory's ``value``, and a
+    field written as null everywhere was not recorded."""
+    def mem(sid: str, **data: object) -> Span:
+        return make_span("memory", "recall", span_id=sid, parent_id="root", operation="read", key="k", **data)
+
+    decision = make_span("decision", "route", span_id="d", parent_id="root", decision="a", value=1)
+    original = _trace("otlp-json", mem("a1"), mem("a2", value=None), decision)
+    replay = _trace("tracetui", mem("b1", value="x"), mem("b2", value="y"), replace(decision, span_id="e"))
+    d = diff_traces(original, replay)
+    assert d.divergences == [] and _said(d) == {"memory.value": ("not recorded by otlp-json", 2)}
+
+
+def test_tool_schema_hashes_of_two_formats_are_not_compared_unless_equal() -> None:
+    d = diff_traces(_trace("otlp-json", _llm("a", tool_schemas_hash="h1")), _trace("tracetui", _llm("b", tool_schemas_hash="h2")))
+    assert d.divergences == []
+    assert d.not_comparable == (Unchecked("llm.tool_schemas_hash", "each format hashes its own record of the tools", 1),)
+    d = diff_traces(_trace("otlp-json", _llm("a", tool_schemas_hash="h1")), _trace("tracetui", _llm("b", tool_schemas_hash="h1")))
+    assert d.divergences == [] and d.not_comparable == ()
+
+
+# -- request params ----------------------------------------------------------------------------------------------
+
+
+def test_a_param_key_the_other_sides_model_calls_never_name_is_left_out_of_both_either_way() -> None:
+    rich = {"temperature": 0, "stream": True, "max_tokens": 5}
+    for original, replay, poorer in ((_llm("a", params={"temperature": 0}), _llm("b", params=rich), "otlp-json"),
+                                     (_llm("a", params=rich), _llm("b", params={"temperature": 0}), "tracetui")):
+        fmts = ("otlp-json", "tracetui") if poorer == "otlp-json" else ("otlp-json", "tracetui")
+        d = diff_traces(_trace(fmts[0], original), _trace(fmts[1], replay))
+        assert d.divergences == []
+        assert _said(d) == {"llm.params.stream": (f"not recorded by {poorer}", 1),
+                            "llm.params.max_tokens": (f"not recorded by {poorer}", 1)}
+
+
+def test_a_param_the_other_side_names_on_another_call_is_compared_and_the_params_left_too() -> None:
+    original = _trace("otlp-json", _llm("a1", params={"temperature": 0}), _llm("a2", params={"temperature": 0, "seed": 1}))
+    replay = _trace("tracetui", _llm("b1", params={"temperature": 1, "seed": 1, "stream": True}),
+                    _llm("b2", params={"temperature": 0, "seed": 1}))
+    d = diff_traces(original, replay)
+    assert _paths(d) == [("input_mismatch", ("llm.params.temperature", "llm.params.seed"))]
+    assert _said(d) == {"llm.params.stream": ("not recorded by otlp-json", 1)}
+
+
+def test_params_left_empty_on_both_sides_are_no_change_and_params_on_one_side_only_are() -> None:
+    original = _trace("otlp-json", _llm("a1"), _llm("a2", params={}), _llm("a3", params={"temperature": 0}))
+    replay = _trace("tracetui", _llm("b1", params={"stream": True}), _llm("b2", params={"stream": True}),
+                    _llm("b3", params={"stream": True, "temperature": 1}))
+    d = diff_traces(original, replay)
+    assert [x.original.span_id for x in d.divergences] == ["a3"]
+    assert _paths(d) == [("input_mismatch", ("llm.params.temperature",))]
+    assert _said(d) == {"llm.params.stream": ("not recorded by otlp-json", 3)}
+    # params on one side only, with a key both sides name: a change
+    original = _trace("otlp-json", _llm("a1"), _llm("a2", params={"temperature": 0}))
+    replay = _trace("tracetui", _llm("b1", params={"temperature": 0, "stream": True}),
+                    _llm("b2", params={"temperature": 0}))
+    assert _paths(diff_traces(original, replay)) == [("input_mismatch", ("llm.params",))]
+
+
+def test_params_that_are_not_a_mapping_are_compared_as_recorded() -> None:
+    original = _trace("otlp-json", _llm("a", params="temperature=0"))
+    replay = _trace("tracetui", _llm("b", params={"temperature": 0, "stream": True}))
+    d = diff_traces(original, replay)
+    assert _paths(d) == [("input_mismatch", ("llm.params",))] and d.not_comparable == ()
+
+
+# -- a run's input and output in two shapes ----------------------------------------------------------------------
+
+
+def _root(kind: str, **data: object) -> Span:
+    return make_span(kind, "run", span_id="root", **data)
+
+
+@pytest.mark.parametrize("original,replay,said", [
+    (MSGS, "Where is #5531?", "otlp-json holds the messages, tracetui the text: compared on the user's text"),
+    ("Where is #5531?", MSGS, "otlp-json holds the text, tracetui the messages: compared on the user's text"),
+    ({"message": "Where is #5531?", "customer": "C-1"}, MSGS,
+     "otlp-json holds the value, tracetui the messages: compared on the user's text"),
+])
+def test_a_runs_input_in_two_shapes_is_compared_on_the_users_text_and_said_how(original, replay, said) -> None:
+    d = diff_traces(_trace("otlp-json", _root("agent", input=original, output="ok")),
+                    _trace("tracetui", _root("agent", input=replay, output="ok")))
+    assert d.divergences == [] and d.not_comparable == (Unchecked("agent.input", said, 1),)
+
+
+def test_a_runs_output_in_two_shapes_is_compared_on_the_last_answer() -> None:
+    out = [{"role": "assistant", "content": "Let me look."}, {"role": "tool", "content": "shipped"},
+           {"role": "assistant", "content": "It shipped."}, {"role": "assistant", "content": ""}]
+    d = diff_traces(_trace("otlp-json", _root("other", input="q", output=out)),
+                    _trace("tracetui", _root("other", input="q", output="It shipped.")))
+    assert d.divergences == []
+    assert d.not_comparable == (Unchecked("other.output", "otlp-json holds the messages, tracetui the text: compared "
+                                                          "on the assistant's text", 1),)
+    d = diff_traces(_trace("otlp-json", _root("other", input="q", output=out)),
+                    _trace("tracetui", _root("other", input="q", output="It is lost.")))
+    assert [(f.original, f.replay) for f in d.divergences[0].fields] == [("It shipped.", "It is lost.")]
+
+
+def test_a_runs_root_named_agent_by_one_format_and_other_by_the_other_is_one_run() -> None:
+    """A framework trace (its steps below the root) against a replay without them: the two roots are paired as
+    the run, whatever kind each format gives it, and the kinds are said, not a divergence."""
+    t = TraceBuilder("o")
+    root = t.add("other", "run", input="q", output="a")
+    step = t.add("other", "node", parent=root)
+    t.add("tool", "lookup", parent=step, arguments={"id": 1}, output=1)
+    original = replace(t.trace(), format="openinference")
+    t = TraceBuilder("r")
+    root = t.add("agent", "run", input="q", output="a")
+    t.add("tool", "lookup", parent=root, arguments={"id": 1}, output=1)
+    d = diff_traces(original, replace(t.trace(), format="tracetui"))
+    assert d.divergences == []
+    assert Unchecked("kind", "openinference records the run as other, tracetui as agent", 1) in d.not_comparable
+    # not both roots, or not both a run's kind: the pair is left as it is
+    fit = Comparability(_trace("openinference", _root("other")), _trace("tracetui", _root("agent")))
+    child = replace(_root("agent"), parent_id="x")
+    assert fit.adjust(_root("other"), child) == (_root("other"), child)
+    llm = _llm("root", parent_id=None)
+    assert fit.adjust(_root("other"), llm)[1] is llm
+    assert fit.unchecked() == ()
+
+
+def test_text_parts_of_a_message_are_its_text() -> None:
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "Where is "}, {"type": "text", "content": "#5531"},
+                                         "?"]}]
+    assert fit_shapes(msgs, "Where is #5531?", "user") == ("Where is #5531?", "Where is #5531?")
+    assert fit_shapes(msgs, "Where is #5531?", "user") == ("Where is #5531?", "Where is #5531?")
+
+
+@pytest.mark.parametrize("messages", [[{"role": "user", "content": [{"type": "image", "url": "u"}]}],
+                                      [{"role": "system", "content": "Be brief."}],
+                                      [{"role": "user", "content": {"parts": 1}}]])
+def test_messages_without_text_of_the_role_against_a_text_do_not_fit_and_are_compared_as_recorded(messages) -> None:
+    """Found by this round: a message list with no user text (an image, a system prompt alone) against a prompt
+    string ended the diff in an AttributeError; it is two values that differ."""
+    assert fit_shapes(messages, "x", "user") is None and fit_shapes("x", messages, "user") is None
+    d = diff_traces(_trace("otlp-json", _root("agent", input=messages, output="a")),
+                    _trace("tracetui", _root("agent", input="x", output="a")))
+    assert _paths(d) == [("input_mismatch", ("agent.input",))] and d.not_comparable == ()
+
+
+# -- the run headers -----------------------------------------------------------------------------------------------
+
+
+def _header_pair(fmt: str = "otlp-json") -> tuple[Trace, Trace]:
+    return _trace(fmt), _trace("tracetui")
+
+
+def test_header_changes_of_one_format_are_all_kept() -> None:
+    changes = [{"path": "model", "original": None, "replay": "m"}]
+    assert header_fit(changes, _trace("x"), _trace("x")) == (changes, [])
+
+
+def test_a_header_field_one_format_does_not_write_is_not_compared_and_says_which() -> None:
+    changes = [{"path": "model", "original": None, "replay": "m"}, {"path": "clock", "original": "t", "replay": None},
+               {"path": "code_version", "original": "a", "replay": "b"}]
+    kept, out = header_fit(changes, *_header_pair())
+    assert kept == changes[2:]
+    assert out == [Unchecked("header.model", "not recorded by otlp-json", 1),
+                   Unchecked("header.clock", "not recorded by tracetui", 1)]
+    kept, out = header_fit(changes[:1], *_header_pair(""))
+    assert out == [Unchecked("header.model", "not recorded by unknown", 1)]
+    kept, out = header_fit([{"path": "clock", "original": "t", "replay": None}], _trace("x"), _trace(""))
+    assert out == [Unchecked("header.clock", "not recorded by unknown", 1)]
+
+
+def test_the_header_tool_schema_hash_is_not_compared_across_formats() -> None:
+    changes = [{"path": "tool_schema_hash", "original": "h1", "replay": "h2"},
+               {"path": "tool_schema_hash.search", "original": "h1", "replay": "h2"},
+               {"path": "prompt_versions.main", "original": "1", "replay": "2"}]
+    kept, out = header_fit(changes, *_header_pair())
+    assert kept == changes[2:]
+    assert out == [Unchecked("header.tool_schema_hash", "each format hashes its own record of the tools", 1)] * 2
+
+
+def test_the_header_input_in_two_shapes_is_compared_on_the_users_text() -> None:
+    same = {"path": "input", "original": MSGS, "replay": "Where is #5531?"}
+    other = {"path": "input", "original": MSGS, "replay": "Where is #5529?"}
+    strings = {"path": "input", "original": "a", "replay": "b"}
+    kept, out = header_fit([same], *_header_pair())
+    assert kept == [] and out == [Unchecked("header.input", "otlp-json and tracetui hold it in two shapes: compared on "
+                                                            "the user's text", 1)]
+    assert header_fit([other], *_header_pair()) == ([other], [])
+    assert header_fit([strings], *_header_pair()) == ([strings], [])
