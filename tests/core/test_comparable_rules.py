@@ -19,6 +19,8 @@ from tracetui.core.diff.comparable import Comparability, Unchecked, fit_shapes, 
 from tracetui.core.model import Span, Trace
 
 MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is #5531?"}]
+KEY = b"0123456789abcdef0123456789abcdef"
+_MARK = {"redaction": {"key_id": "k1"}}
 
 
 def _trace(fmt: str, *spans: Span, header: dict | None = None) -> Trace:
@@ -163,7 +165,8 @@ def test_a_runs_input_in_two_shapes_is_compared_on_the_users_text_and_said_how(o
 
 
 def test_a_runs_output_in_two_shapes_is_compared_on_the_last_answer() -> None:
-    out = [{"role": "assistant", "content": "Let me look."}, {"role": "tool", "content": "shipped"},
+    out = [{"role": "assistant", "content": "Let me look."}, {"role": "assistant", "content": None, "tool_calls": []},
+           {"role": "tool", "content": "shipped"}, {"role": "assistant", "content": "Checking."},
            {"role": "assistant", "content": "It shipped."}, {"role": "assistant", "content": ""}]
     d = diff_traces(_trace("otlp-json", _root("other", input="q", output=out)),
                     _trace("tracetui", _root("other", input="q", output="It shipped.")))
@@ -194,7 +197,11 @@ def test_a_runs_root_named_agent_by_one_format_and_other_by_the_other_is_one_run
     child = replace(_root("agent"), parent_id="x")
     assert fit.adjust(_root("other"), child) == (_root("other"), child)
     llm = _llm("root", parent_id=None)
-    assert fit.adjust(_root("other"), llm)[1] is llm
+    assert fit.adjust(_root("other"), llm)[1] is llm and fit.adjust(llm, _root("other"))[1] == _root("other")
+    assert fit.unchecked() == ()
+    # one format (active for a redaction mark only): two roots of two kinds are not one run
+    fit = Comparability(_trace("tracetui", _root("other")), _trace("tracetui", _root("agent"), header=_MARK))
+    assert fit.active and fit.adjust(_root("other"), _root("agent"))[1].kind.value == "agent"
     assert fit.unchecked() == ()
 
 
@@ -203,6 +210,23 @@ def test_text_parts_of_a_message_are_its_text() -> None:
                                          "?"]}]
     assert fit_shapes(msgs, "Where is #5531?", "user") == ("Where is #5531?", "Where is #5531?")
     assert fit_shapes(msgs, "Where is #5531?", "user") == ("Where is #5531?", "Where is #5531?")
+    two = [{"role": "user", "content": "Where is"}, {"role": "assistant", "content": "?"}, {"role": "user", "content": "#5531"}]
+    assert fit_shapes(two, "Where is\n#5531", "user") == ("Where is\n#5531", "Where is\n#5531")
+    # a user message whose content is no text: the user's text cannot be had
+    odd = [{"role": "user", "content": {"x": 1}}, {"role": "user", "content": "hi"}]
+    assert fit_shapes(odd, "hi", "user") is None
+
+
+def test_a_langgraph_state_holding_only_messages_is_its_messages_and_one_with_more_keys_a_value() -> None:
+    assert fit_shapes({"messages": MSGS}, "Where is #5531?", "user") == ("Where is #5531?",) * 2
+    assert fit_shapes({"messages": MSGS, "user_id": 1}, "Where is #5531?", "user") is None
+    assert fit_shapes({"messages": MSGS, "q": "Where is #5531?"}, "Where is #5531?", "user") == ("Where is #5531?",) * 2
+
+
+@pytest.mark.parametrize("value", [5, ["a", "b"], None, []])
+def test_a_value_of_no_shape_of_a_runs_input_fits_nothing(value) -> None:
+    assert fit_shapes(value, "x", "user") is None and fit_shapes("x", value, "user") is None
+    assert fit_shapes(value, MSGS, "user") is None
 
 
 @pytest.mark.parametrize("messages", [[{"role": "user", "content": [{"type": "image", "url": "u"}]}],
@@ -260,3 +284,82 @@ def test_the_header_input_in_two_shapes_is_compared_on_the_users_text() -> None:
                                                             "the user's text", 1)]
     assert header_fit([other], *_header_pair()) == ([other], [])
     assert header_fit([strings], *_header_pair()) == ([strings], [])
+
+
+# -- a redaction token against the raw value ---------------------------------------------------------------------
+
+
+def _tool(sid: str, output: object, name: str = "lookup", **data: object) -> Span:
+    return make_span("tool", name, span_id=sid, tool_name="lookup", arguments={"id": 1}, output=output, **data)
+
+
+def _redactor():
+    from tracetui.core.harness.redact import Redactor
+
+    return Redactor(KEY, sensitive_fields={"lookup": ["account"]})
+
+
+def test_with_the_key_the_raw_side_is_redacted_as_its_tool_declares_and_compared() -> None:
+    """The replay harness redacts a tool's declared sensitive fields by its tool name (``tool_name``, not the span
+    name); the diff redacts the raw side the same way before comparing, whichever side is raw."""
+    red = _redactor()
+    raw = {"account": "blue-falcon"}
+    tokened = _redactor().value(raw, tool="lookup")
+    assert tokened != raw
+    header = {"redaction": red.record()}
+    for o, r in ((_trace("tracetui", _tool("a", raw, "fetch customer")),
+                  _trace("tracetui", _tool("b", tokened, "fetch customer"), header=header)),
+                 (_trace("tracetui", _tool("a", tokened, "fetch customer"), header=header),
+                  _trace("tracetui", _tool("b", raw, "fetch customer")))):
+        d = diff_traces(o, r, redactor=_redactor())
+        assert d.divergences == [] and d.redacted_with == red.key_id and d.not_comparable == ()
+    other = _trace("tracetui", _tool("b", _redactor().value({"account": "red-kite"}, tool="lookup"), "fetch customer"),
+                   header=header)
+    d = diff_traces(_trace("tracetui", _tool("a", raw, "fetch customer")), other, redactor=_redactor())
+    assert _paths(d) == [("output_mismatch", ("tool.output.account",))]
+
+
+def test_a_redactor_of_another_key_or_no_mark_is_not_used() -> None:
+    red = _redactor()
+    raw, tokened = {"account": "blue-falcon"}, _redactor().value({"account": "blue-falcon"}, tool="lookup")
+    o = _trace("tracetui", _tool("a", raw))
+    for header in ({"redaction": {**red.record(), "key_id": "another"}}, {"redaction": {**red.record(), "key_id": ""}}):
+        fit = Comparability(o, _trace("tracetui", _tool("b", tokened), header=header), red)
+        assert fit.redactor is None and fit.redacted_with is None
+    fit = Comparability(o, _trace("tracetui", _tool("b", tokened)), red)  # neither side marked
+    assert not fit.active and fit.redactor is None
+
+
+@pytest.mark.parametrize("redacted_side", ["replay", "original"])
+def test_without_the_key_a_string_equal_to_the_tokens_once_each_token_stands_for_any_text_is_not_comparable(
+        redacted_side: str) -> None:
+    raw = {"to": "ann.lee@example.com", "note": "Dear Ann\nLee,", "n": 1, "tags": ["a@b.c", "x"]}
+    tokened = {"to": "<EMAIL_ae401a19>", "note": "Dear <NAME_12345678>,", "n": 1, "tags": ["<EMAIL_00000000>", "x"]}
+    raw_t = _trace("tracetui", _tool("a", raw))
+    tok_t = _trace("tracetui", _tool("b", tokened), header={"redaction": {"key_id": "k9"}})
+    d = diff_traces(raw_t, tok_t) if redacted_side == "replay" else diff_traces(tok_t, raw_t)
+    assert d.divergences == [] and d.redacted_with is None
+    assert d.not_comparable == (Unchecked("tool.output", f"redacted in the {redacted_side} only (key k9); that key is "
+                                                         "not here to check the raw value", 1),)
+
+
+@pytest.mark.parametrize("raw,tokened", [
+    ("bob@example.com", "Dear <NAME_12345678>,"),  # the text around the token differs
+    ("a < b", "c < d"),  # no token at all
+    ("<EMAIL_ae401a19>", "<EMAIL_00000000>"),  # two tokens: the raw side is no raw value
+    (["a@b.c", "x"], ["<EMAIL_00000000>"]),  # lists of two lengths
+    (["a@b.c"], "<EMAIL_00000000>"),
+    ({"to": "a@b.c"}, None),
+])
+def test_without_the_key_anything_else_still_differs_as_recorded(raw, tokened) -> None:
+    d = diff_traces(_trace("tracetui", _tool("a", raw)),
+                    _trace("tracetui", _tool("b", tokened), header={"redaction": {"key_id": "k9"}}))
+    assert [x.type.value for x in d.divergences] == ["output_mismatch"] and d.not_comparable == ()
+    assert d.divergences[0].original.data["output"] == raw
+
+
+def test_without_the_key_a_field_only_one_side_holds_is_a_change() -> None:
+    raw_t = _trace("tracetui", _tool("a", "a@b.c"))
+    tok_t = _trace("tracetui", make_span("tool", "lookup", span_id="b", tool_name="lookup", arguments={"id": 1}),
+                   header={"redaction": {"key_id": "k9"}})
+    assert _paths(diff_traces(raw_t, tok_t)) == [("output_mismatch", ("tool.output",))]
