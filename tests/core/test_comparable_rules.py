@@ -59,6 +59,8 @@ def test_a_run_of_no_named_format_is_unknown_and_said_so() -> None:
     assert _said(d) == {"llm.prompt_version": ("not recorded by otlp-json", 1)}
     d = diff_traces(_trace("otlp-json", _llm("a", prompt_version="v1")), _trace("", _llm("b")))
     assert _said(d) == {"llm.prompt_version": ("not recorded by unknown", 1)}
+    d = diff_traces(_trace("", _llm("a")), _trace("otlp-json", _llm("b", prompt_version="v1")))
+    assert _said(d) == {"llm.prompt_version": ("not recorded by unknown", 1)}
 
 
 # -- a field one format cannot hold ----------------------------------------------------------------------------------
@@ -70,6 +72,16 @@ def test_a_field_no_span_of_that_kind_holds_on_one_side_is_not_compared_and_coun
     d = diff_traces(original, replay)
     assert _paths(d) == [("input_mismatch", ("llm.messages[0].role", "llm.messages[0].content"))]  # still compared
     assert d.not_comparable == (Unchecked("llm.prompt_version", "not recorded by otlp-json", 2),)
+
+
+def test_what_was_not_compared_is_listed_most_pairs_first_then_by_path() -> None:
+    original = _trace("otlp-json", _llm("a1"), _llm("a2"))
+    replay = _trace("tracetui", _llm("b1", prompt_version="v2", prompt_id="p"), _llm("b2", prompt_version="v2"))
+    assert diff_traces(original, replay).not_comparable == (
+        Unchecked("llm.prompt_version", "not recorded by otlp-json", 2),
+        Unchecked("llm.prompt_id", "not recorded by otlp-json", 1))
+    replay = _trace("tracetui", _llm("b1", prompt_version="v2", prompt_id="p"), _llm("b2", prompt_id="p"))
+    assert [u.path for u in diff_traces(original, replay).not_comparable] == ["llm.prompt_id", "llm.prompt_version"]
 
 
 def test_a_field_one_side_holds_on_another_span_of_that_kind_is_compared() -> None:
@@ -138,6 +150,21 @@ def test_params_left_empty_on_both_sides_are_no_change_and_params_on_one_side_on
     assert _paths(diff_traces(original, replay)) == [("input_mismatch", ("llm.params",))]
 
 
+def test_params_on_one_side_only_are_left_out_where_the_other_side_never_records_params() -> None:
+    for original, replay in ((_llm("a", params={"temperature": 0}), _llm("b")),
+                             (_llm("a"), _llm("b", params={"temperature": 0}))):
+        d = diff_traces(_trace("otlp-json", original), _trace("tracetui", replay))
+        assert d.divergences == [] and [u.path for u in d.not_comparable] == ["llm.params.temperature"]
+
+
+def test_the_originals_params_left_against_none_left_on_the_replay_are_a_change() -> None:
+    original = _trace("otlp-json", _llm("a1", params={"temperature": 0}), _llm("a2", params={"temperature": 0}))
+    replay = _trace("tracetui", _llm("b1", params={"stream": True}), _llm("b2", params={"temperature": 0}))
+    d = diff_traces(original, replay)
+    assert [(x.original.span_id, tuple(f.path for f in x.fields)) for x in d.divergences] == [
+        ("a1", ("llm.params.temperature",))]
+
+
 def test_params_that_are_not_a_mapping_are_compared_as_recorded() -> None:
     original = _trace("otlp-json", _llm("a", params="temperature=0"))
     replay = _trace("tracetui", _llm("b", params={"temperature": 0, "stream": True}))
@@ -203,6 +230,16 @@ def test_a_runs_root_named_agent_by_one_format_and_other_by_the_other_is_one_run
     fit = Comparability(_trace("tracetui", _root("other")), _trace("tracetui", _root("agent"), header=_MARK))
     assert fit.active and fit.adjust(_root("other"), _root("agent"))[1].kind.value == "agent"
     assert fit.unchecked() == ()
+
+
+def test_outputs_of_calls_in_two_shapes_are_compared_as_recorded() -> None:
+    """Only a run's input and output (an agent's, another root's) are fitted to the text they share; a model's or a
+    tool's output in two shapes is a change."""
+    answer = {"role": "assistant", "content": "It shipped."}
+    d = diff_traces(_trace("otlp-json", _llm("a", output=answer)), _trace("tracetui", _llm("b", output="It shipped.")))
+    assert [x.type.value for x in d.divergences] == ["decision_mismatch"] and d.not_comparable == ()
+    d = diff_traces(_trace("otlp-json", _tool("a", [answer])), _trace("tracetui", _tool("b", "It shipped.")))
+    assert [x.type.value for x in d.divergences] == ["output_mismatch"] and d.not_comparable == ()
 
 
 def test_text_parts_of_a_message_are_its_text() -> None:
@@ -275,6 +312,12 @@ def test_the_header_tool_schema_hash_is_not_compared_across_formats() -> None:
     assert out == [Unchecked("header.tool_schema_hash", "each format hashes its own record of the tools", 1)] * 2
 
 
+def test_a_header_tool_schema_hash_per_tool_is_not_compared_whatever_the_tools_name() -> None:
+    changes = [{"path": "tool_schema_hash.search.v2", "original": "h1", "replay": "h2"}]
+    assert header_fit(changes, *_header_pair()) == (
+        [], [Unchecked("header.tool_schema_hash", "each format hashes its own record of the tools", 1)])
+
+
 def test_the_header_input_in_two_shapes_is_compared_on_the_users_text() -> None:
     same = {"path": "input", "original": MSGS, "replay": "Where is #5531?"}
     other = {"path": "input", "original": MSGS, "replay": "Where is #5529?"}
@@ -319,6 +362,17 @@ def test_with_the_key_the_raw_side_is_redacted_as_its_tool_declares_and_compared
     assert _paths(d) == [("output_mismatch", ("tool.output.account",))]
 
 
+def test_with_the_key_a_model_calls_values_are_redacted_without_any_tools_declared_fields() -> None:
+    """A tool's declared sensitive fields are that tool's: a model call named like the tool is redacted by the
+    general rules only, as the harness redacts it."""
+    red = _redactor()
+    value = {"account": "blue-falcon"}
+    llm = make_span("llm", "lookup", span_id="a", model="m", messages=[], output=value)
+    d = diff_traces(_trace("tracetui", llm),
+                    _trace("tracetui", replace(llm, span_id="b"), header={"redaction": red.record()}), redactor=red)
+    assert d.divergences == [] and d.redacted_with == red.key_id
+
+
 def test_a_redactor_of_another_key_or_no_mark_is_not_used() -> None:
     red = _redactor()
     raw, tokened = {"account": "blue-falcon"}, _redactor().value({"account": "blue-falcon"}, tool="lookup")
@@ -330,17 +384,18 @@ def test_a_redactor_of_another_key_or_no_mark_is_not_used() -> None:
     assert not fit.active and fit.redactor is None
 
 
-@pytest.mark.parametrize("redacted_side", ["replay", "original"])
+@pytest.mark.parametrize("redacted_side,mark,key", [("replay", {"key_id": "k9"}, "k9"),
+                                                     ("original", {"key_id": "k9"}, "k9"), ("replay", {}, "")])
 def test_without_the_key_a_string_equal_to_the_tokens_once_each_token_stands_for_any_text_is_not_comparable(
-        redacted_side: str) -> None:
+        redacted_side: str, mark: dict, key: str) -> None:
     raw = {"to": "ann.lee@example.com", "note": "Dear Ann\nLee,", "n": 1, "tags": ["a@b.c", "x"]}
     tokened = {"to": "<EMAIL_ae401a19>", "note": "Dear <NAME_12345678>,", "n": 1, "tags": ["<EMAIL_00000000>", "x"]}
     raw_t = _trace("tracetui", _tool("a", raw))
-    tok_t = _trace("tracetui", _tool("b", tokened), header={"redaction": {"key_id": "k9"}})
+    tok_t = _trace("tracetui", _tool("b", tokened), header={"redaction": mark})
     d = diff_traces(raw_t, tok_t) if redacted_side == "replay" else diff_traces(tok_t, raw_t)
     assert d.divergences == [] and d.redacted_with is None
-    assert d.not_comparable == (Unchecked("tool.output", f"redacted in the {redacted_side} only (key k9); that key is "
-                                                         "not here to check the raw value", 1),)
+    assert d.not_comparable == (Unchecked("tool.output", f"redacted in the {redacted_side} only (key {key}); that key "
+                                                         "is not here to check the raw value", 1),)
 
 
 @pytest.mark.parametrize("raw,tokened", [
@@ -363,3 +418,39 @@ def test_without_the_key_a_field_only_one_side_holds_is_a_change() -> None:
     tok_t = _trace("tracetui", make_span("tool", "lookup", span_id="b", tool_name="lookup", arguments={"id": 1}),
                    header={"redaction": {"key_id": "k9"}})
     assert _paths(diff_traces(raw_t, tok_t)) == [("output_mismatch", ("tool.output",))]
+
+
+# -- two formats, one recording framework steps ---------------------------------------------------------------
+
+
+def _with_steps(fmt: str, steps: int) -> Trace:
+    t = TraceBuilder(fmt[:1] or "u")
+    root = t.add("agent", "support", input="q", output="a")
+    parent = root
+    for n in range(steps):
+        parent = t.add("other", f"node{n}", parent=parent)
+    t.add("tool", "lookup", parent=parent, arguments={"id": 1}, output=1)
+    t.add("llm", "chat", parent=root, model="m", messages=[], output="a")
+    return replace(t.trace(), format=fmt)
+
+
+def test_the_views_hold_each_root_and_its_calls_below_it_and_name_the_side_with_the_steps() -> None:
+    for original, replay, side, other, n in ((_with_steps("openinference", 2), _with_steps("tracetui", 0),
+                                              "openinference", "tracetui", 2),
+                                             (_with_steps("tracetui", 0), _with_steps("openinference", 1),
+                                              "openinference", "tracetui", 1)):
+        views = flat_views(original, replay)
+        assert views is not None
+        for view in views[:2]:
+            assert [s.name for s in view.spans] == ["support", "lookup", "chat"]
+            assert [s.parent_id for s in view.spans] == [None] + [view.spans[0].span_id] * 2
+        assert views[2] == Unchecked("spans", f"framework steps {side} records and {other} does not (agent/other "
+                                              "spans below the root)", n)
+
+
+def test_no_views_for_one_format_or_steps_on_both_sides_or_neither() -> None:
+    assert flat_views(_with_steps("", 1), _with_steps("", 0)) is None
+    assert flat_views(_with_steps("", 0), _with_steps("", 1)) is None
+    assert flat_views(_with_steps("openinference", 1), _with_steps("tracetui", 1)) is None
+    assert flat_views(_with_steps("openinference", 0), _with_steps("tracetui", 0)) is None
+    assert flat_views(_with_steps("", 1), _with_steps("tracetui", 0)) is not None
