@@ -366,10 +366,13 @@ def test_with_the_key_a_model_calls_values_are_redacted_without_any_tools_declar
     """A tool's declared sensitive fields are that tool's: a model call named like the tool is redacted by the
     general rules only, as the harness redacts it."""
     red = _redactor()
-    value = {"account": "blue-falcon"}
-    llm = make_span("llm", "lookup", span_id="a", model="m", messages=[], output=value)
-    d = diff_traces(_trace("tracetui", llm),
-                    _trace("tracetui", replace(llm, span_id="b"), header={"redaction": red.record()}), redactor=red)
+    raw = {"account": "blue-falcon", "to": "ann.lee@example.com"}
+    redacted = _redactor().value(raw)  # as the harness redacts a model call: no tool named
+    assert redacted["account"] == "blue-falcon" and redacted["to"] != raw["to"]
+    llm = make_span("llm", "lookup", span_id="a", model="m", messages=[], output=raw)
+    replay = make_span("llm", "lookup", span_id="b", model="m", messages=[], output=redacted)
+    d = diff_traces(_trace("tracetui", llm), _trace("tracetui", replay, header={"redaction": red.record()}),
+                    redactor=red)
     assert d.divergences == [] and d.redacted_with == red.key_id
 
 
