@@ -24,6 +24,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the fast tests of core/triage/ (not test_triage_acceptance.py: see "verdict")
+_TRIAGE_TESTS = [
+    "tests/core/test_triage.py",
+    "tests/core/test_triage_order.py",
+    "tests/core/test_triage_misses.py",
+    "tests/core/test_triage_foreign.py",
+    "tests/core/test_triage_verdict_rules.py",
+]
+
 # module name -> (files mutated, tests run against them: the module's own fast tests)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "canonical": (["tracetui/core/canonical.py"], ["tests/core/test_canonical.py"]),
@@ -120,6 +129,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/core/test_comparable.py", "tests/core/test_comparable_rules.py",
          "tests/core/test_first_divergence_rules.py", "tests/cli/test_diff_redaction_config.py"],
     ),
+    # core/triage/'s small helpers, each against the triage tests that reach it and its own rule tests
+    "triage-path": (["tracetui/core/triage/path.py"], _TRIAGE_TESTS + ["tests/core/test_triage_path_rules.py"]),
+    "standins": (["tracetui/core/triage/standins.py"], _TRIAGE_TESTS + ["tests/core/test_triage_standins_rules.py"]),
+    "crosscheck": (["tracetui/core/triage/crosscheck.py"],
+                   _TRIAGE_TESTS + ["tests/core/test_triage_crosscheck_rules.py"]),
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)
