@@ -107,3 +107,9 @@ def test_offered_tools_read_from_source_attributes_count_a_list_or_one_blob() ->
     blob = llm(1, attributes={"llm.tools": '[{"name": "a"}, {"name": "b"}]'})
     assert offered_tools(Trace(spans=[blob])) == (blob, 1)
     assert offered_tools(Trace(spans=[llm(1, attributes={"llm.tools": ""}), llm(2)])) is None
+
+
+def test_offered_tools_of_an_llm_span_without_a_data_section_are_read_from_its_attributes() -> None:
+    bare = Span(span_id="s", parent_id=None, seq=0, kind=SpanKind.LLM, name="chat", data=None,  # type: ignore[arg-type]
+                attributes={"llm.tools": [{"name": "a"}]})
+    assert offered_tools(Trace(spans=[bare])) == (bare, 1)
