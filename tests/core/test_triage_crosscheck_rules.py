@@ -50,6 +50,9 @@ def test_a_remote_parent_needs_both_otlp_flag_bits() -> None:
     assert remote_parent(llm("s", {"otel.flags": "768"})) is False
     assert remote_parent(llm("s", {"otel.flags": 768.0})) is False
     assert remote_parent(llm("s")) is False
+    bare = Span(span_id="s", parent_id=None, seq=0, kind=SpanKind.LLM, name="chat",
+                attributes=None)  # type: ignore[arg-type]
+    assert remote_parent(bare) is False  # a span built without attributes
 
 
 def test_a_prompt_quoting_the_same_cut_string_means_the_tool_cut_it() -> None:
@@ -111,5 +114,7 @@ def test_no_call_id_or_a_non_text_leaf_gives_no_evidence() -> None:
     for call_id in (None, "", 7):
         t = tool(call_id)
         assert seen_by_model([t, quoting("m1", CUT, call_id="c1")], t, 0, CUT) is None
+        answering = llm("m2", messages=[{"role": "tool", "tool_call_id": call_id, "content": CUT}])
+        assert seen_by_model([t, answering], t, 0, CUT) is None  # a message answering that id is no evidence
     t = tool()
     assert seen_by_model([t, quoting("m1", {"n": 5})], t, 0, 5) is None
