@@ -98,8 +98,8 @@ def test_only_later_llm_prompts_answering_this_call_id_are_read() -> None:
                    data={"messages": [{"role": "tool", "tool_call_id": "c1", "content": CUT}]})
     no_list = llm("m0", messages="raw text")
     other_call = quoting("m1", CUT, call_id="c2")
-    spans = [quoting("m-1", CUT), t, not_llm, no_list, other_call, "odd", quoting("m2", CUT)]
-    spans[5] = llm("m1b", messages=["odd entry"])
+    odd_entry = llm("m1b", messages=["odd entry"])
+    spans = [quoting("m-1", CUT), t, not_llm, no_list, other_call, odd_entry, quoting("m2", CUT)]
     assert seen_by_model(spans, t, 1, CUT) == ("m2", True)
 
 
