@@ -47,6 +47,15 @@ REDACT_TESTS = [
     "tests/core/harness/test_redact_coverage.py::test_tool_names_follow_the_same_rules_in_record_replay_and_promote",
 ]
 
+# the fast tests of core/triage/ (not test_triage_acceptance.py: see "verdict")
+TRIAGE_TESTS = [
+    "tests/core/test_triage.py",
+    "tests/core/test_triage_order.py",
+    "tests/core/test_triage_misses.py",
+    "tests/core/test_triage_foreign.py",
+    "tests/core/test_triage_verdict_rules.py",
+]
+
 # module name -> (files mutated, tests run against them: the module's own fast tests)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "canonical": (["tracetui/core/canonical.py"], ["tests/core/test_canonical.py"]),
@@ -186,6 +195,29 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/core/test_nondeterminism_rules.py",
         ],
     ),
+    "envelopes": (
+        ["tracetui/core/diff/envelopes.py"],
+        ["tests/core/test_envelopes.py", "tests/core/test_envelopes_rules.py", "tests/core/test_compare_mutants.py",
+         "tests/core/test_compare.py"],
+    ),
+    "noise": (
+        ["tracetui/core/diff/noise.py"],
+        [
+            "tests/cli/test_noise_rules.py",
+            "tests/core/test_noise_hiding_rules.py",
+            # not test_pairread.py: its noise tests read the pair through reader children (seconds each)
+        ],
+    ),
+    "comparable": (
+        ["tracetui/core/diff/comparable.py"],
+        ["tests/core/test_comparable.py", "tests/core/test_comparable_rules.py",
+         "tests/core/test_first_divergence_rules.py", "tests/cli/test_diff_redaction_config.py"],
+    ),
+    # core/triage/'s small helpers, each against the triage tests that reach it and its own rule tests
+    "triage-path": (["tracetui/core/triage/path.py"], TRIAGE_TESTS + ["tests/core/test_triage_path_rules.py"]),
+    "standins": (["tracetui/core/triage/standins.py"], TRIAGE_TESTS + ["tests/core/test_triage_standins_rules.py"]),
+    "crosscheck": (["tracetui/core/triage/crosscheck.py"],
+                   TRIAGE_TESTS + ["tests/core/test_triage_crosscheck_rules.py"]),
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)

@@ -299,9 +299,9 @@ def fit_shapes(x: Any, y: Any, role: str) -> tuple[Any, Any] | None:
     if texts[0] is None and texts[1] is None:
         return None
     for side in (0, 1):
-        if texts[side] is None:  # a mapping: the other side's text, if it holds it
+        if texts[side] is None:  # a mapping: the other side's text, if it holds it (messages: none of the role's)
             text = texts[1 - side]
-            if not any(type(v) is str and v == text for v in (x, y)[side].values()):
+            if shapes[side] != 2 or not any(type(v) is str and v == text for v in (x, y)[side].values()):
                 return None
             texts[side] = text
     return texts[0], texts[1]

@@ -209,7 +209,9 @@ class Noisy:
 
 
 def _primary(kind: SpanKind, fields: tuple[FieldChange, ...], old: DivergenceType) -> DivergenceType:
-    """The divergence type of the fields left (the policy's highest-priority one)."""
+    """The divergence type of the fields left (the policy's highest-priority one); ``old`` when no field left
+    is one of ``kind``'s (a pair of two kinds' ``kind`` change), and ``unrecorded_call`` kept where the fields
+    left give ``args_mismatch`` (the harness's mark: ``compare.compare_pair``)."""
     from tracetui.core.diff.compare import field_types
 
     table = field_types(kind)
@@ -220,7 +222,10 @@ def _primary(kind: SpanKind, fields: tuple[FieldChange, ...], old: DivergenceTyp
         got = table.get(key)
         if got is not None and (best is None or got[0] < best[0]):
             best = got
-    return best[1] if best is not None else old
+    dtype = best[1] if best is not None else old
+    if dtype is DivergenceType.ARGS_MISMATCH and old is DivergenceType.UNRECORDED_CALL:
+        return old  # a call the harness served nothing for: its argument change is still that unrecorded call
+    return dtype
 
 
 def apply_rules(diff: Any, rules: list[NoiseRule]) -> Noisy:

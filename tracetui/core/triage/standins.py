@@ -49,8 +49,9 @@ def system_prompt_hash(span: Span) -> str | None:
 
 def run_prompt(trace: Trace) -> tuple[str, Any]:
     """A run's prompt identity: ``("prompt_versions", {...})`` when the header records versions,
-    else ``("system_prompt_hash", [hashes of the distinct system prompts, in order])`` (header
-    ``prompt_hash`` first when present), else ``("", None)``."""
+    else ``("system_prompt_hash", [hashes])``: the header's ``prompt_hash`` alone when present (the recorder's
+    hash over every system prompt the run used), else the hashes of the llm spans' distinct system prompts in
+    order; else ``("", None)``."""
     h = trace.header if isinstance(trace.header, Mapping) else {}
     pv = h.get("prompt_versions")
     if isinstance(pv, Mapping) and pv:
