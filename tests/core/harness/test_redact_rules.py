@@ -122,6 +122,14 @@ def test_basic_credentials_are_found_with_or_without_their_padding_and_counted_u
     assert r.fired == {"bearer": len({padded, padded.rstrip("=")})}
 
 
+@pytest.mark.parametrize("padding", ["=", "==", "==="])
+def test_basic_credentials_with_padding_that_is_wrong_are_still_credentials(padding: str) -> None:
+    """``Basic YW5uOnB3=`` ("ann:pw" with a stray ``=``): the padding as written is no reason to keep a password."""
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    v = base64.b64encode(b"ann:pw").decode().rstrip("=") + padding
+    assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v)
+
+
 # ----------------------------------------------------------------------------- secret values in text (``key: value``)
 
 

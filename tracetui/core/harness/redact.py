@@ -530,8 +530,9 @@ class Redactor(UserRuleScan, WrappedScan, NumberRules, ValueWalk):
 
     def _on_ba(self, s: str, start: int, m: re.Match[str]) -> tuple[int, str] | None:
         v = m.group("ba_v")
+        core = v.rstrip("=")  # padding as written, right or not (a stray "=" hides no less of a password)
         try:
-            decoded = base64.b64decode(v + "=" * (-len(v) % 4), validate=True)
+            decoded = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
         except (binascii.Error, ValueError):
             return None
         if b":" not in decoded:  # RFC 7617: base64 of "user:password"; prose "basic examples" is not
