@@ -133,7 +133,7 @@ RULE_PATTERNS: dict[str, str] = {
     # ("Bearer authentication") stays; "Basic" is checked to decode to user:pass.
     "br": r"[Bb](?<![\w-][Bb])(?i:earer)[ \t]+(?P<br_v>(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-]|[A-Za-z0-9._~+/=-]{20})"
           r"[A-Za-z0-9._~+/=-]{8,})",
-    "ba": r"[Bb](?<![\w-][Bb])(?i:asic)[ \t]+(?P<ba_v>[A-Za-z0-9+/]{4,}={0,2})(?![\w+/=-])",
+    "ba": r"[Bb](?<![\w-][Bb])(?i:asic)[ \t]+(?P<ba_v>[A-Za-z0-9+/]{4,}=*)(?![\w+/=-])",
     "jwt": r"eyJ(?<![\w-]eyJ)" + JWT[3:],
     # email: the common practical form (RFC 5322 dot-atom, no quoted local
     # part, no comments), anchored at "@"; the local part is read back in
