@@ -96,7 +96,14 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "golden-derive": (
         ["tracetui/core/golden/derive.py"],
-        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py",
+         "tests/core/golden/test_derive_contract_rules.py"],
+    ),
+    # derive.py against its direct rule tests only (runs built in the test, milliseconds each): the `golden-derive`
+    # entry above also promotes whole sample cases (test_promote.py), seconds a mutant
+    "golden-derive-fast": (
+        ["tracetui/core/golden/derive.py"],
+        ["tests/core/golden/test_derive_rules.py", "tests/core/golden/test_derive_contract_rules.py"],
     ),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
