@@ -168,6 +168,10 @@ def test_a_failed_read_the_fix_changed_is_forbidden_with_its_original_arguments(
     assert d.why["no-get-order-x1"] == 'span o1: get_order with {"id": "x1"} failed (NotFound); the fixed run sent {"id": "X-1"}'
     assert d.failure == 'the agent called get_order with {"id": "x1"}, which failed (NotFound)'
     assert d.name == "get-order-bad-args"
+    d = _derive([("get_order", {"id": "x1", "opts": ["a"]}, {"status": "error"})],
+                [("get_order", {"id": "X-1", "opts": ["b"]})])
+    assert d.contract["forbid_call"] == [{"id": "no-get-order-x1", "tool": "get_order",
+                                          "args": {"id": "x1", "opts": ["a"]}}]  # the list stays out of the id
     d = _derive([("get_order", {"id": "x1"}, {"status": "error"})], [("get_order", {"id": "X-1"})])
     assert d.failure == 'the agent called get_order with {"id": "x1"}, which failed (error)'
     assert d.why["no-get-order-x1"].endswith("failed (error); the fixed run sent {\"id\": \"X-1\"}")
@@ -257,6 +261,8 @@ def test_a_multi_word_claim_matches_any_spacing_and_the_best_named_write_wins_ov
     (clause,) = d.contract["success_requires"]
     assert clause["claim"] == "(?i)\\b(?:all\\s+set|rescheduled)\\b"
     assert clause["tool"] == "reschedule_visit" and "output" not in clause  # an output that is not an object
+    assert d.why[clause["id"]] == ("the original's final answer claims success (all set, rescheduled) with no "
+                                   "successful reschedule_visit output")
     d = _derive([], [("notify_a", {"id": 1}, {"output": {"ok": True}}), ("email_b", {"id": 1})], answer="Refunded.")
     assert d.contract["success_requires"][0]["tool"] == "notify_a"  # no name matches: the first write
 
@@ -300,7 +306,6 @@ def _fixture(changes: Any, final_state: Any = None, mode: str = "fixture") -> di
 def test_what_a_fixture_replay_changed_is_required_as_its_final_scalar_values() -> None:
     changes = [
         {"path": "state.orders.o1.status", "before": "open", "after": "paused", "by": {"tool": "pause"}},
-        {"path": "state.orders.o1.note", "before": {"long": "x" * 60}, "after": None, "by": "pause"},
         {"path": "state.orders.o1.items", "before": [], "after": [1]},  # not a scalar
         {"path": "state.orders.o2", "removed": True, "before": {}},
         {"path": "state.orders.o3", "added": True, "after": 1},
@@ -308,6 +313,7 @@ def test_what_a_fixture_replay_changed_is_required_as_its_final_scalar_values() 
         {"path": "log.x", "after": 1},
         {"path": 7, "after": 1},
         "state.bad",
+        {"path": "state.orders.o1.note", "before": {"long": "x" * 60}, "after": None, "by": "pause"},
     ]
     d = _derive([], [], summary=_fixture(changes))
     assert d.contract["final_state"] == [
@@ -340,15 +346,16 @@ def test_at_most_eight_changes_are_kept_and_the_reviewer_is_told() -> None:
 def test_state_entries_no_write_touched_are_guarded_as_unchanged() -> None:
     state = {
         "orders": {"o1": {"status": "paused"}, "o2": {"status": "open"}, "o3": [1], "o4": 1, "a.b": 1, "X9": 0},
-        "customers": {"c1": {}},
         "bad.top": {"x": 1},
         "flat": 3,
+        "customers": {"c1": {}},
     }
     changes = [{"path": "state.orders.o1.status", "after": "paused"}, {"path": "state.orders.o3[0]", "after": 1},
                {"path": "state.orders.o4", "removed": True}]
     d = _derive([], [], summary=_fixture(changes, state))
     assert [(c["path"], c.get("unchanged")) for c in d.contract["final_state"]] == [
         ("orders.o1.status", None), ("orders.o2", True), ("orders.X9", True), ("customers.c1", True)]
+    assert d.contract["final_state"][1] == {"id": "unchanged-orders-o2", "path": "orders.o2", "unchanged": True}
     assert d.why["unchanged-orders-o2"] == "the fixed run changed nothing there (collateral damage guard)"
     # a change to a longer key ("o10") does not touch "o1"
     d = _derive([], [], summary=_fixture([{"path": "state.orders.o10", "after": 1}], {"orders": {"o1": 1, "o10": 1}}))
@@ -407,9 +414,17 @@ def test_contract_text_puts_comments_and_one_why_line_per_clause_above_the_contr
     assert contract_text(d.contract) == body + "\n"
 
 
-def test_contract_text_refuses_an_invalid_contract() -> None:
-    with pytest.raises(GoldenCaseError):
+def test_contract_text_refuses_an_invalid_contract_naming_the_file_and_field() -> None:
+    with pytest.raises(GoldenCaseError) as exc:
         contract_text({"schema": "tracetui-contract/1", "must_call": [{"id": "a"}]})
+    assert exc.value.path == "contract.yaml"
+    assert str(exc.value) == "contract.yaml: must_call[0].tool: missing"
+
+
+def test_contract_text_keeps_the_arguments_in_the_order_given() -> None:
+    text = contract_text({"schema": "tracetui-contract/1",
+                          "must_call": [{"id": "a", "tool": "t", "args": {"when": "Zürich 9h", "amount": 5}}]})
+    assert "args: {when: Zürich 9h, amount: 5}" in text
 
 
 # --------------------------------------------------------------------------- every divergence is read
@@ -446,13 +461,15 @@ def test_a_failed_retrieval_the_fix_changed_is_not_a_forbidden_call() -> None:
 
 
 def test_clauses_name_the_tool_called_not_the_spans_display_name() -> None:
-    d = _derive([("execute_tool", {"id": 1}, {"tool_name": "refund"}),
-                 ("execute_tool", {"id": "x1"}, {"tool_name": "get_order", "status": "error"})],
-                [("execute_tool", {"id": 1}, {"tool_name": "refund"}),
-                 ("execute_tool", {"id": "X-1"}, {"tool_name": "get_order"}),
+    d = _derive([("execute_tool", {"id": "x1"}, {"tool_name": "get_order", "status": "error"}),
+                 ("execute_tool", {"id": 1}, {"tool_name": "refund"})],
+                [("execute_tool", {"id": "X-1"}, {"tool_name": "get_order"}),
+                 ("execute_tool", {"id": 1}, {"tool_name": "refund"}),
                  ("execute_tool", {"day": 2}, {"tool_name": "list_slots"})])
     assert [c["tool"] for c in d.contract["must_call"]] == ["list_slots"]
     assert [c["tool"] for c in d.contract["forbid_call"]] == ["get_order"]
+    assert [c["tool"] for c in d.contract["max_calls"]] == ["refund"]
+    assert [(c["before"], c["after"]) for c in d.contract["order"]] == [("get_order", "refund")]
     d = _derive([("execute_tool", {"id": 1}, {"tool_name": "refund"})], [])
     assert d.contract["forbid_call"] == [{"id": "no-refund-1", "tool": "refund", "args": {"id": 1}}]
 
@@ -489,3 +506,21 @@ def test_a_value_in_a_why_line_is_whole_up_to_its_limit_else_cut_with_an_ellipsi
         "the fixed run's write set it (was " + "s" * 39 + "…)",
         'the fixed run\'s write set it (was {"a": "Zürich", "b": 1})',
         'the fixed run\'s write set it (was "2026-11-29")']
+
+
+def test_the_claimed_write_is_the_one_whose_name_words_begin_like_the_claim() -> None:
+    """Each word of three letters or more in the tool's name counts by its first four letters: "create_booking"
+    backs "booked", "update_res" backs "rescheduled"; no match: the first write."""
+    d = _derive([], [("notify_guest", {"id": 1}), ("create_booking", {"id": 1})], answer="Your table is booked.")
+    assert d.contract["success_requires"][0]["tool"] == "create_booking"
+    d = _derive([], [("notify_guest", {"id": 1}), ("update_res", {"id": 1})], answer="Rescheduled for Friday.")
+    assert d.contract["success_requires"][0]["tool"] == "update_res"
+    d = _derive([], [("execute_tool", {"id": 1}, {"tool_name": "refund"})], answer="Refunded.")
+    assert d.contract["success_requires"][0]["tool"] == "refund"  # the tool called, not the span's name
+
+
+def test_a_claim_without_any_write_comes_first_before_a_failed_call() -> None:
+    d = _derive([("get_order", {"id": "x1"}, {"status": "error"})], [("get_order", {"id": "X-1"})], answer="Done.")
+    assert d.failure == ('the agent claimed success ("Done.") without any write; '
+                         'the agent called get_order with {"id": "x1"}, which failed (error)')
+    assert d.name == "success-claimed-without-write"
