@@ -439,23 +439,25 @@ def test_every_call_only_the_fixed_run_made_is_read_past_the_ones_that_make_no_c
 
 
 def test_every_failed_call_the_fix_changed_is_read_past_the_ones_that_make_no_clause() -> None:
-    """A changed call that did not fail, one that differs only in a volatile argument, and one the last-write rule
-    already forbids make no new clause; the failed calls after them still do."""
-    d = _derive([("refund", {"id": "x1"}, {"status": "error"}), ("get_order", {"id": "a"}),
+    """A new call, a changed call that did not fail, one that differs only in a volatile argument, and one the
+    last-write rule already forbids make no new clause; the failed calls after them still do."""
+    d = _derive([("list_slots", {"d": 0}), ("refund", {"id": "x1"}, {"status": "error"}), ("get_order", {"id": "a"}),
                  ("get_order", {"id": "b", "request_id": "1"}, {"status": "error"}),
                  ("find_customer", {"id": "x1"}, {"status": "error"})],
-                [("refund", {"id": "X-1"}), ("get_order", {"id": "A"}), ("get_order", {"id": "b", "request_id": "2"}),
+                [("list_slots", {"d": 0}), ("list_slots", {"d": 1}), ("refund", {"id": "X-1"}), ("get_order", {"id": "A"}),
+                 ("get_order", {"id": "b", "request_id": "2"}),
                  ("find_customer", {"id": "X-1"})])
     assert [(c["tool"], c.get("args")) for c in d.contract["forbid_call"]] == [("refund", {"id": "x1"}),
                                                                             ("find_customer", {"id": "x1"})]
 
 
 def test_a_failed_retrieval_the_fix_changed_is_not_a_forbidden_call() -> None:
+    """forbid_call names tool calls only, even when a retrieval span carries ``arguments`` like a tool's."""
     b = TraceBuilder("o")
-    b.add("retrieval", "docs", b.add("agent", "agent"), query="a", output=[1], status="error")
+    b.add("retrieval", "docs", b.add("agent", "agent"), query="a", arguments={"q": "a"}, output=[1], status="error")
     original = b.trace()
     b = TraceBuilder("r")
-    b.add("retrieval", "docs", b.add("agent", "agent"), query="b", output=[1])
+    b.add("retrieval", "docs", b.add("agent", "agent"), query="b", arguments={"q": "b"}, output=[1])
     d = derive_contract(original, b.trace())
     assert d.contract["forbid_call"] == []
 
