@@ -105,6 +105,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/golden/derive.py"],
         ["tests/core/golden/test_derive_rules.py", "tests/core/golden/test_derive_contract_rules.py"],
     ),
+    "golden-promote": (
+        ["tracetui/core/golden/promote.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_promotion_keeps.py"],
+    ),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
         ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],
