@@ -4,6 +4,9 @@ of a recording that did not end without --force, no overwrite by --keep, and the
 
 The agent is the held-out refunds agent of the golden acceptance (tests/data/golden_acceptance/refund_agent.py):
 after answering it reads a help article, after its last LLM call.
+
+The last tests take ``reduce_trace`` and ``redact_trace`` rule by rule on runs built in the test (what the
+mutation run of ``promote.py`` found unpinned: tests/mutation_equivalents.md, "core/golden/promote.py").
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import io
 import json
 from pathlib import Path
 
+import builders
 import pytest
 import yaml
 
@@ -20,6 +24,7 @@ from tracetui.cli.main import main
 from tracetui.core.golden.promote import CONTRACT_SCHEMA, promote, reduce_trace
 from tracetui.core.golden.runner import load_case, run_case
 from tracetui.core.harness import Redactor, load_agent, record
+from tracetui.core.model import Trace
 from tracetui.core.readers import read_trace
 
 KEY = "keeps-test-key-0123456789abcdefgh"
@@ -205,3 +210,126 @@ def test_golden_run_redacts_a_raw_replay_before_checking(tmp_path: Path) -> None
         rc, out, err = cli("golden", "run", case.path, "--replay", raw, "--format", fmt)
         assert rc == 1 and RAW_EMAIL not in out + err, out
         assert forbid[0]["id"] in out
+
+
+# --------------------------------------------------------------------------- reduce_trace, rule by rule
+def _spans(*specs: tuple) -> Trace:
+    """A run from ``(kind, name, span_id, parent_id, fields)`` tuples, in ``seq`` order."""
+    spans = [builders.make_span(kind, name, span_id=sid, parent_id=parent, seq=i, **fields)
+             for i, (kind, name, sid, parent, fields) in enumerate(specs)]
+    return Trace(spans=spans)
+
+
+def _reduce(trace) -> tuple[list[tuple[str, str | None]], dict[str, str], list[str]]:  # type: ignore[no-untyped-def]
+    kept, dropped, notes = reduce_trace(trace)
+    return [(s.span_id, s.parent_id) for s in kept], {d["span_id"]: d["reason"] for d in dropped}, notes
+
+
+def test_the_causal_path_keeps_the_root_agents_llm_decisions_and_calls_and_drops_the_rest_with_a_reason() -> None:
+    trace = _spans(("agent", "root", "r", None, {}), ("memory", "mem", "m", "r", {"key": "k"}),
+                   ("agent", "sub", "a", "r", {}), ("llm", "plan", "l", "a", {}), ("decision", "pick", "d", "a", {}),
+                   ("other", "log", "o", "r", {}), ("retrieval", "docs", "q", "a", {"query": "x"}),
+                   ("tool", "get", "t", "a", {"arguments": {}}))
+    kept, reasons, notes = _reduce(trace)
+    assert kept == [("r", None), ("a", "r"), ("l", "a"), ("d", "a"), ("q", "a"), ("t", "a")]
+    assert reasons == {"m": "memory span: not on the causal path", "o": "other span: not on the causal path"}
+    assert notes == []
+
+
+def test_an_ancestor_of_a_kept_span_is_kept_whatever_its_kind() -> None:
+    trace = _spans(("agent", "root", "r", None, {}), ("other", "step", "o", "r", {}), ("memory", "m", "m", "o", {}),
+                   ("tool", "get", "t", "m", {"arguments": {}}), ("other", "leaf", "x", "o", {}))
+    kept, reasons, _ = _reduce(trace)
+    assert kept == [("r", None), ("o", "r"), ("m", "o"), ("t", "m")]
+    assert reasons == {"x": "other span: not on the causal path"}
+
+
+def test_a_call_repeated_as_telemetry_is_dropped_only_when_everything_but_its_id_is_the_same() -> None:
+    """Same kind, name, status and content, and the same call id or the same start and end: a duplicate of the
+    first; anything else different keeps both."""
+    call = {"arguments": {"id": 1}, "output": {"ok": True}}
+    t0 = {"start_ns": 10, "end_ns": 20}
+    trace = _spans(("agent", "root", "r", None, {}),
+                   ("tool", "cancel", "t0", "r", {**call, **t0}),  # another tool first: looked past
+                   ("tool", "get", "t1", "r", {**call, **t0}),
+                   ("tool", "get", "t2", "r", {**call, **t0}),  # same times
+                   ("tool", "get", "t3", "r", {**call, "call_id": "c", "start_ns": 30, "end_ns": 40}),
+                   ("tool", "get", "t4", "r", {**call, "call_id": "c", "start_ns": 50, "end_ns": 60}),  # same call id
+                   ("tool", "get", "t5", "r", {**call, "start_ns": 10, "end_ns": 21}),  # other end
+                   ("tool", "get", "t6", "r", {**call, **t0, "status": "error"}),  # other status
+                   ("tool", "list", "t7", "r", {**call, **t0, "tool_name": "get"}),  # other name
+                   ("tool", "get", "t8", "r", {"arguments": {"id": 2}, "output": {"ok": True}, **t0}),  # other content
+                   ("retrieval", "get", "t9", "r", {**call, **t0}),  # other kind
+                   ("tool", "get", "t10", "r", {**call, "call_id": "d", **t0}),  # no id match, but the same times
+                   ("tool", "get", "t11", "r", {**call, "call_id": "e", "start_ns": 70, "end_ns": 80}),
+                   ("tool", "get", "t12", "r", {**call}))  # no times, no id
+    kept, reasons, _ = _reduce(trace)
+    assert reasons == {"t2": "duplicate telemetry of span t1", "t4": "duplicate telemetry of span t3"}
+    assert [sid for sid, _ in kept] == ["r", "t0", "t1", "t3", "t5", "t6", "t7", "t8", "t9", "t10", "t11", "t12"]
+    untimed = _spans(("agent", "root", "r", None, {}), ("tool", "get", "a", "r", {**call}),
+                     ("tool", "get", "b", "r", {**call}))
+    assert _reduce(untimed)[1] == {}  # no times and no call id: nothing says they are one call
+
+
+def test_a_span_whose_parent_is_absent_is_re_parented_to_the_root_and_said_so() -> None:
+    trace = _spans(("agent", "root", "r", None, {}), ("tool", "get", "t", "gone", {"arguments": {}}),
+                   ("llm", "plan", "l", None, {"attributes": {"tracetui.missing_parent": "p9", "x": 1}}))
+    kept, dropped, notes = reduce_trace(trace)
+    assert [(s.span_id, s.parent_id) for s in kept] == [("r", None), ("t", "r"), ("l", "r")]
+    assert kept[2].attributes == {"x": 1}  # the reader's mark removed
+    assert dropped == []
+    assert notes == ["span t (get) had parent gone, absent from the run; re-parented to the root r",
+                     "span l (plan) had parent p9, absent from the run; re-parented to the root r"]
+
+
+def test_without_a_root_the_first_orphan_becomes_the_fixtures_root() -> None:
+    trace = _spans(("agent", "a", "a", None, {"attributes": {"tracetui.missing_parent": "p0"}}),
+                   ("tool", "get", "t", "p1", {"arguments": {}}))
+    kept, _, notes = reduce_trace(trace)
+    assert [(s.span_id, s.parent_id, dict(s.attributes)) for s in kept] == [("a", None, {}), ("t", "a", {})]
+    assert notes == ["span a (a) had parent p0, absent from the run; it is the fixture's root",
+                     "span t (get) had parent p1, absent from the run; re-parented to the root a"]
+    trace = _spans(("tool", "get", "t", "p1", {"arguments": {}}), ("llm", "plan", "l", "p2", {}))
+    kept, _, notes = reduce_trace(trace)
+    assert [(s.span_id, s.parent_id) for s in kept] == [("t", None), ("l", "t")]
+    assert notes[0] == "span t (get) had parent p1, absent from the run; it is the fixture's root"
+
+
+def test_the_kept_spans_come_in_seq_order_with_their_values_untouched() -> None:
+    from dataclasses import replace
+
+    trace = _spans(("agent", "root", "r", None, {}), ("tool", "get", "t", "r", {"arguments": {"id": "O--12 "}}),
+                   ("llm", "plan", "l", "r", {"output": {"content": "x" * 5000}}))
+    trace.spans = [replace(trace.spans[1], seq=5), trace.spans[0], trace.spans[2]]  # t last by seq, first in the list
+    kept, _, _ = reduce_trace(trace)
+    assert [s.span_id for s in kept] == ["r", "l", "t"]
+    assert kept[2].data == {"arguments": {"id": "O--12 "}, "tool_name": "get"}
+    assert kept[1].data["output"]["content"] == "x" * 5000
+
+
+# --------------------------------------------------------------------------- redact_trace
+def test_a_redacted_copy_hides_values_in_names_data_attributes_and_the_header_but_ids_hashes_and_times() -> None:
+    from tracetui.core.golden.promote import redact_trace
+    from tracetui.core.model import ReadIssue
+
+    email = "ann.lee@example.com"
+    b = builders.TraceBuilder()
+    root = b.add("agent", f"support for {email}", input={"from": email}, attributes={"user": email})
+    b.add("tool", "lookup", root, arguments={"email": email}, output={"api_key": "k-1"})
+    trace = b.trace()
+    kept = {k: email for k in ("schema", "trace_id", "started_at", "start_ns", "clock", "seed", "tool_schema_hash",
+                               "prompt_hash", "redaction", "trial", "trials")}
+    trace.header = {**kept, "run_id": f"run for {email}", "user": email}
+    trace.spans = list(reversed(trace.spans))
+    trace.issues = [ReadIssue(path="run.jsonl", line=1, where="", message="a warning", severity="warning")]
+    red = redact_trace(trace, Redactor(KEY.encode()))
+    assert {k: red.header[k] for k in kept} == kept  # structural fields copied as they are
+    assert email not in red.header["run_id"] and email not in red.header["user"]
+    assert red.header["run_id"].startswith("run for <EMAIL_")
+    assert [s.span_id for s in red.spans] == ["s0", "s1"]  # seq order
+    root_span, call = red.spans
+    assert root_span.name.startswith("support for <EMAIL_") and root_span.attributes["user"].startswith("<EMAIL_")
+    assert root_span.data["input"]["from"] == call.data["arguments"]["email"] != email  # the same token
+    assert call.data["output"]["api_key"].startswith("<SECRET_")
+    assert red.issues == trace.issues and red.issues is not trace.issues
+    assert trace.header["user"] == email and trace.spans[1].name == f"support for {email}"  # the run untouched
