@@ -333,3 +333,28 @@ def test_a_redacted_copy_hides_values_in_names_data_attributes_and_the_header_bu
     assert call.data["output"]["api_key"].startswith("<SECRET_")
     assert red.issues == trace.issues and red.issues is not trace.issues
     assert trace.header["user"] == email and trace.spans[1].name == f"support for {email}"  # the run untouched
+
+
+def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path: Path) -> None:
+    """A hidden folder (a copy, a temporary folder left by a crash) is not a case, and folders whose case.yaml is not
+    a mapping, has no source, or whose fixture differs (runs read from no file are told apart by their fixture's
+    bytes) are looked past: the same input is still found as promoted, nothing written."""
+    import shutil
+
+    b = builders.TraceBuilder()
+    b.add("tool", "refund", b.add("agent", "agent", output="Refunded."), arguments={"id": 1})
+    trace = b.trace()
+    kw = {"name": "refund-twice", "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2)}
+    golden = tmp_path / "golden"
+    first = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    shutil.copytree(first.path, golden / ".a-copy")
+    (golden / "a-broken").mkdir()
+    (golden / "a-broken" / "case.yaml").write_text("- not a mapping\n")
+    (golden / "a-no-source").mkdir()
+    (golden / "a-no-source" / "case.yaml").write_text("mode: strict\nsource: original.jsonl\n")
+    shutil.copytree(first.path, golden / "a-other")  # another run read from no file: its fixture differs
+    (golden / "a-other" / "trace.jsonl").write_bytes(b"{}\n")
+    again = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    assert (again.already, again.name) == (True, "refund-twice")
+    assert sorted(p.name for p in golden.iterdir()) == [".a-copy", "a-broken", "a-no-source", "a-other",
+                                                        "refund-twice"]
