@@ -337,8 +337,9 @@ def test_a_redacted_copy_hides_values_in_names_data_attributes_and_the_header_bu
 
 def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path: Path) -> None:
     """A hidden folder (a copy, a temporary folder left by a crash) is not a case, and folders whose case.yaml is not
-    a mapping, has no source, or whose fixture differs (runs read from no file are told apart by their fixture's
-    bytes) are looked past: the same input is still found as promoted, nothing written."""
+    a mapping, has no source, whose fixture differs (runs read from no file are told apart by their fixture's
+    bytes), whose replay differs, or, written before ``replay_sha256``, whose contract differs or is missing, are
+    looked past: the same input is still found as promoted, nothing written."""
     import shutil
 
     b = builders.TraceBuilder()
@@ -354,7 +355,20 @@ def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path:
     (golden / "a-no-source" / "case.yaml").write_text("mode: strict\nsource: original.jsonl\n")
     shutil.copytree(first.path, golden / "a-other")  # another run read from no file: its fixture differs
     (golden / "a-other" / "trace.jsonl").write_bytes(b"{}\n")
+    meta = yaml.safe_load((Path(first.path) / "case.yaml").read_text())
+
+    def copy(name: str, source: dict, contract: bytes | None) -> None:
+        shutil.copytree(first.path, golden / name)
+        (golden / name / "case.yaml").write_text(yaml.safe_dump({**meta, "source": source}))
+        if contract is None:
+            (golden / name / "contract.yaml").unlink()
+        else:
+            (golden / name / "contract.yaml").write_bytes(contract)
+
+    old_source = {k: v for k, v in meta["source"].items() if k != "replay_sha256"}
+    copy("b-other-replay", {**meta["source"], "replay_sha256": "f" * 64}, b"schema: tracetui-contract/1\n")
+    copy("b-old-other-contract", old_source, b"schema: tracetui-contract/1\n")  # before replay_sha256: the contract
+    copy("b-old-no-contract", old_source, None)
     again = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
     assert (again.already, again.name) == (True, "refund-twice")
-    assert sorted(p.name for p in golden.iterdir()) == [".a-copy", "a-broken", "a-no-source", "a-other",
-                                                        "refund-twice"]
+    assert len(list(golden.iterdir())) == 8
