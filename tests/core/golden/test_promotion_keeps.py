@@ -242,6 +242,17 @@ def test_an_ancestor_of_a_kept_span_is_kept_whatever_its_kind() -> None:
     kept, reasons, _ = _reduce(trace)
     assert kept == [("r", None), ("o", "r"), ("m", "o"), ("t", "m")]
     assert reasons == {"x": "other span: not on the causal path"}
+    chain = _spans(("agent", "root", "r", None, {}), ("other", "a", "a", "r", {}), ("other", "b", "b", "a", {}),
+                   ("other", "c", "c", "b", {}), ("other", "d", "d", "c", {}), ("tool", "get", "t", "d", {}))
+    assert [sid for sid, _ in _reduce(chain)[0]] == ["r", "a", "b", "c", "d", "t"]  # as deep as the run
+
+
+def test_a_parent_cycle_ends_the_walk_up() -> None:
+    trace = _spans(("agent", "root", "r", None, {}), ("tool", "a", "a", "b", {}), ("tool", "b", "b", "a", {}),
+                   ("other", "c", "c", "a", {}))
+    kept, reasons, _ = _reduce(trace)
+    assert kept == [("r", None), ("a", "b"), ("b", "a")]
+    assert reasons == {"c": "other span: not on the causal path"}
 
 
 def test_a_call_repeated_as_telemetry_is_dropped_only_when_everything_but_its_id_is_the_same() -> None:
@@ -280,6 +291,10 @@ def test_a_span_whose_parent_is_absent_is_re_parented_to_the_root_and_said_so() 
     assert dropped == []
     assert notes == ["span t (get) had parent gone, absent from the run; re-parented to the root r",
                      "span l (plan) had parent p9, absent from the run; re-parented to the root r"]
+    # the root is the first span without a parent, not the first span: a child may come before it
+    trace = _spans(("tool", "get", "t", "r", {"arguments": {}}), ("agent", "root", "r", None, {}),
+                   ("tool", "put", "u", "gone", {"arguments": {}}))
+    assert _reduce(trace)[0] == [("t", "r"), ("r", None), ("u", "r")]
 
 
 def test_without_a_root_the_first_orphan_becomes_the_fixtures_root() -> None:
@@ -338,7 +353,7 @@ def test_a_redacted_copy_hides_values_in_names_data_attributes_and_the_header_bu
 def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path: Path) -> None:
     """A hidden folder (a copy, a temporary folder left by a crash) is not a case, and folders whose case.yaml is not
     a mapping, has no source, whose fixture differs (runs read from no file are told apart by their fixture's
-    bytes), whose replay differs, or, written before ``replay_sha256``, whose contract differs or is missing, are
+    bytes), whose mode or replay differs, or, written before ``replay_sha256``, whose contract differs or is missing, are
     looked past: the same input is still found as promoted, nothing written."""
     import shutil
 
@@ -357,9 +372,9 @@ def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path:
     (golden / "a-other" / "trace.jsonl").write_bytes(b"{}\n")
     meta = yaml.safe_load((Path(first.path) / "case.yaml").read_text())
 
-    def copy(name: str, source: dict, contract: bytes | None) -> None:
+    def copy(name: str, source: dict, contract: bytes | None, mode: str = "strict") -> None:
         shutil.copytree(first.path, golden / name)
-        (golden / name / "case.yaml").write_text(yaml.safe_dump({**meta, "source": source}))
+        (golden / name / "case.yaml").write_text(yaml.safe_dump({**meta, "source": source, "mode": mode}))
         if contract is None:
             (golden / name / "contract.yaml").unlink()
         else:
@@ -369,6 +384,7 @@ def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path:
     copy("b-other-replay", {**meta["source"], "replay_sha256": "f" * 64}, b"schema: tracetui-contract/1\n")
     copy("b-old-other-contract", old_source, b"schema: tracetui-contract/1\n")  # before replay_sha256: the contract
     copy("b-old-no-contract", old_source, None)
+    copy("b-fixture-mode", meta["source"], (Path(first.path) / "contract.yaml").read_bytes(), mode="fixture")
     again = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
     assert (again.already, again.name) == (True, "refund-twice")
-    assert len(list(golden.iterdir())) == 8
+    assert len(list(golden.iterdir())) == 9
