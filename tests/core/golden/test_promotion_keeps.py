@@ -350,6 +350,22 @@ def test_a_redacted_copy_hides_values_in_names_data_attributes_and_the_header_bu
     assert trace.header["user"] == email and trace.spans[1].name == f"support for {email}"  # the run untouched
 
 
+def test_a_tools_sensitive_fields_are_redacted_in_its_calls_and_remembered_for_the_spans_after() -> None:
+    from tracetui.core.golden.promote import redact_trace
+
+    note = "leave it with the porter"
+    b = builders.TraceBuilder()
+    root = b.add("agent", "agent", input={"note": note})
+    b.add("tool", "lookup", root, arguments={"id": 1}, output={"note": note})
+    b.add("llm", "reply", root, output={"content": f"They said: {note}", "note": "kept"})
+    red = redact_trace(b.trace(), Redactor(KEY.encode(), sensitive_fields={"lookup": ["note"]}))
+    root_span, call, reply = red.spans
+    assert root_span.data["input"]["note"] == note  # before the tool revealed it, and not the tool's field
+    assert call.data["output"]["note"] != note and call.data["output"]["note"].startswith("<")
+    assert note not in reply.data["output"]["content"]  # remembered after the call
+    assert reply.data["output"]["note"] == "kept"  # the field is the tool's, not every span's
+
+
 def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path: Path) -> None:
     """A hidden folder (a copy, a temporary folder left by a crash) is not a case, and folders whose case.yaml is not
     a mapping, has no source, whose fixture differs (runs read from no file are told apart by their fixture's
