@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tracetui.cli.main import main
-from tracetui.core.golden.promote import CONTRACT_SCHEMA, promote, reduce_trace
+from tracetui.core.golden.promote import CONTRACT_SCHEMA, GoldenCaseError, promote, reduce_trace
 from tracetui.core.golden.runner import load_case, run_case
 from tracetui.core.harness import Redactor, load_agent, record
 from tracetui.core.model import Trace
@@ -404,3 +404,31 @@ def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path:
     again = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
     assert (again.already, again.name) == (True, "refund-twice")
     assert len(list(golden.iterdir())) == 9
+
+
+def _small_run(*, finished: bool = True) -> Trace:
+    """An agent and one refund call: with its output, or (not finished) with neither output nor end time."""
+    call = {"arguments": {"id": 1}, **({"output": {"ok": True}} if finished else {})}
+    return _spans(("agent", "agent", "r", None, {"output": "Refunded."}), ("tool", "refund", "t", "r", call))
+
+
+def test_the_mode_is_strict_or_fixture_and_anything_else_is_refused_naming_the_field(tmp_path: Path) -> None:
+    kw = {"name": None, "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2)}
+    for mode in ("strict", "fixture"):
+        case = promote(_small_run(), None, tmp_path / mode, redactor=Redactor(KEY.encode()), mode=mode,
+                       **kw)  # type: ignore[arg-type]
+        assert case.case["mode"] == mode
+    with pytest.raises(GoldenCaseError) as exc:
+        promote(_small_run(), None, tmp_path / "x", redactor=Redactor(KEY.encode()), mode="replay",
+                **kw)  # type: ignore[arg-type]
+    assert (exc.value.path, exc.value.where) == ("case.yaml", "mode")
+    assert str(exc.value) == "case.yaml: mode: mode must be strict or fixture, not 'replay'"
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_recording_that_did_not_end_is_refused_by_default(tmp_path: Path) -> None:
+    kw = {"name": None, "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2)}
+    with pytest.raises(GoldenCaseError, match="the recording did not end"):
+        promote(_small_run(finished=False), None, tmp_path, redactor=Redactor(KEY.encode()),
+                **kw)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
