@@ -428,7 +428,21 @@ def test_the_mode_is_strict_or_fixture_and_anything_else_is_refused_naming_the_f
 
 def test_a_recording_that_did_not_end_is_refused_by_default(tmp_path: Path) -> None:
     kw = {"name": None, "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2)}
-    with pytest.raises(GoldenCaseError, match="the recording did not end"):
+    with pytest.raises(GoldenCaseError) as exc:
         promote(_small_run(finished=False), None, tmp_path, redactor=Redactor(KEY.encode()),
                 **kw)  # type: ignore[arg-type]
+    assert str(exc.value) == (
+        "ORIGINAL: the recording did not end (span t (refund) was started but never finished (no output, no end "
+        "time)): a case from it would test a run cut short; record the run again, or pass --force to promote it "
+        "as it is")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_run_is_refused_naming_its_file(tmp_path: Path) -> None:
+    kw = {"name": "x", "failure": "f", "owner": "qa", "today": dt.date(2026, 3, 2)}
+    for path, named in (("", "ORIGINAL"), ("runs/a.jsonl", "runs/a.jsonl")):
+        with pytest.raises(GoldenCaseError) as exc:
+            promote(Trace(spans=[], path=path), None, tmp_path, redactor=Redactor(KEY.encode()),
+                    **kw)  # type: ignore[arg-type]
+        assert (exc.value.path, str(exc.value)) == (named, f"{named}: the run has no spans: nothing to promote")
     assert list(tmp_path.iterdir()) == []
