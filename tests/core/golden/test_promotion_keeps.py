@@ -446,3 +446,64 @@ def test_an_empty_run_is_refused_naming_its_file(tmp_path: Path) -> None:
                     **kw)  # type: ignore[arg-type]
         assert (exc.value.path, str(exc.value)) == (named, f"{named}: the run has no spans: nothing to promote")
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- what promote writes besides the fixture
+EMAIL = "ann.lee@example.com"
+
+
+def _emailed_run() -> Trace:
+    """An agent whose one refund call (a write) sends the customer's address; a replay-less promotion."""
+    return _spans(("agent", "agent", "r", None, {"output": "Refunded."}),
+                  ("tool", "refund", "t", "r", {"arguments": {"id": 1, "to": EMAIL}, "output": {"ok": True},
+                                                  "effect": "write"}))
+
+
+def _promote_small(trace: Trace, to: Path, redactor: Redactor | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    kw = {"name": "case", "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2), **kw}
+    return promote(trace, None, to, redactor=redactor or Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+
+
+def test_an_edited_contract_is_written_redacted_with_the_why_lines_of_its_own_clauses_only(tmp_path: Path) -> None:
+    edited = {"schema": CONTRACT_SCHEMA, "max_calls": [{"id": "at-most-1-refund", "tool": "refund", "max": 1}],
+              "must_call": [{"id": "notify", "tool": "notify", "args": {"to": EMAIL}}],
+              "trials": {"count": 1, "safety": "all", "soft": {"at_least": 1}}}
+    case = _promote_small(_emailed_run(), tmp_path, contract=edited)
+    text = (Path(case.path) / "contract.yaml").read_text()
+    whys = [line.split(":")[0] for line in text.splitlines() if line.startswith("# ") and ": " in line]
+    assert whys == ["# at-most-1-refund"]  # the derived forbid_call's line is left out with its clause
+    assert EMAIL not in text and case.contract["must_call"][0]["args"]["to"].startswith("<EMAIL_")
+
+
+def test_a_seed_is_written_redacted_as_seed_json_and_named_in_the_case(tmp_path: Path) -> None:
+    case = _promote_small(_emailed_run(), tmp_path / "a", seed={"customer": EMAIL, "n": 1})
+    seed = json.loads((Path(case.path) / "seed.json").read_text())
+    assert seed["n"] == 1 and seed["customer"].startswith("<EMAIL_")
+    assert case.case["seed_file"] == "seed.json"
+    bare = _promote_small(_emailed_run(), tmp_path / "b")
+    assert bare.case["seed_file"] is None and not (Path(bare.path) / "seed.json").exists()
+
+
+def test_the_redactions_count_what_was_replaced_in_the_files_written(tmp_path: Path) -> None:
+    """Counted from the raw values written (the fixture, the failure statement, the dropped spans' names), not from
+    the derivation's pass over both runs: a rule that fired only there is not listed."""
+    replay = _spans(("agent", "agent", "r", None, {"output": "Refunded."}),
+                    ("tool", "refund", "t", "r", {"arguments": {"id": 1, "api_key": "k-12345678"}}))
+    case = promote(_emailed_run(), replay, tmp_path, name="case", failure=f"refunded {EMAIL}", owner="qa",
+                   today=dt.date(2026, 3, 2), redactor=Redactor(KEY.encode()))
+    assert case.redactions == {"email": 2}  # the fixture's argument and the failure statement
+    assert case.case["redactions"] == {"email": 2}
+
+
+def test_a_source_redacted_with_another_key_is_noted(tmp_path: Path) -> None:
+    redactor = Redactor(KEY.encode())
+    other = _emailed_run()
+    other.header = {"redaction": {"key_id": "k-other"}}
+    assert any(n.startswith("the source was redacted with key k-other, promotion used key ")
+               for n in _promote_small(other, tmp_path / "a", redactor).notes)
+    same = _emailed_run()
+    same.header = {"redaction": {"key_id": redactor.key_id}}
+    unkeyed = _emailed_run()
+    unkeyed.header = {"redaction": "none"}
+    for i, run in enumerate((same, unkeyed, _emailed_run())):
+        assert not any("redacted with key" in n for n in _promote_small(run, tmp_path / str(i), redactor).notes)
