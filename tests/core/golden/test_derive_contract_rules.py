@@ -71,7 +71,8 @@ def test_a_new_call_of_a_tool_the_original_called_keeps_the_arguments_that_tell_
 
 def test_the_same_call_made_again_by_the_fixed_run_is_no_must_call() -> None:
     d = _derive([("list_slots", {"date": "a", "request_id": "o-1"})],
-                [("list_slots", {"date": "a", "request_id": "r-1"}), ("list_slots", {"date": "a", "request_id": "r-2"})],
+                [("list_slots", {"date": "a", "request_id": "r-1"}),
+                 ("list_slots", {"date": "a", "request_id": "r-2"})],
                 answer=None)
     assert d.contract["must_call"] == []  # a volatile argument (request_id) does not make it a new call
     assert d.failure == "the run failed (describe the observable failure in one sentence)"
@@ -85,13 +86,15 @@ def test_arguments_that_change_on_every_run_are_left_out_of_a_must_call() -> Non
     assert d.contract["must_call"] == [{"id": "must-call-find-customer", "tool": "find_customer"}]
     d = _derive([("find_customer", {"email": "x@y.z"})],
                 [("find_customer", {"email": "x@y.z"}),
-                 ("find_customer", {"email": "a@b.c", "idempotency_key": "k", "requests": 2, "requester": 1, "my_request": 3})])
+                 ("find_customer", {"email": "a@b.c", "idempotency_key": "k", "requests": 2, "requester": 1,
+                                    "my_request": 3})])
     assert d.contract["must_call"][0]["args"] == {"email": "a@b.c", "requests": 2, "requester": 1}
 
 
 def test_two_new_calls_with_the_same_id_get_numbered_ids_and_non_scalar_values_stay_out_of_ids() -> None:
     d = _derive([("list_slots", {"date": "a", "q": 0})],
-                [("list_slots", {"date": "a", "q": 0}), ("list_slots", {"date": "b", "q": [1]}), ("list_slots", {"date": "b", "q": {"k": 2}}),
+                [("list_slots", {"date": "a", "q": 0}), ("list_slots", {"date": "b", "q": [1]}),
+                 ("list_slots", {"date": "b", "q": {"k": 2}}),
                  ("list_slots", {"date": "b", "q": None})])
     assert _ids(d.contract["must_call"]) == ["must-call-list-slots-b", "must-call-list-slots-b-2",
                                              "must-call-list-slots-b-3"]
@@ -165,7 +168,8 @@ def test_a_failed_read_the_fix_changed_is_forbidden_with_its_original_arguments(
     d = _derive([("get_order", {"id": "x1", "full": True}, {"status": "error", "error_type": "NotFound"})],
                 [("get_order", {"id": "X-1", "full": True})])
     assert d.contract["forbid_call"] == [{"id": "no-get-order-x1", "tool": "get_order", "args": {"id": "x1"}}]
-    assert d.why["no-get-order-x1"] == 'span o1: get_order with {"id": "x1"} failed (NotFound); the fixed run sent {"id": "X-1"}'
+    assert d.why["no-get-order-x1"] == (
+        'span o1: get_order with {"id": "x1"} failed (NotFound); the fixed run sent {"id": "X-1"}')
     assert d.failure == 'the agent called get_order with {"id": "x1"}, which failed (NotFound)'
     assert d.name == "get-order-bad-args"
     d = _derive([("get_order", {"id": "x1", "opts": ["a"]}, {"status": "error"})],
@@ -179,7 +183,8 @@ def test_a_failed_read_the_fix_changed_is_forbidden_with_its_original_arguments(
 
 def test_a_changed_call_is_not_forbidden_unless_it_failed_only_in_the_original() -> None:
     ok = _derive([("get_order", {"id": "x1"})], [("get_order", {"id": "X-1"})])
-    both = _derive([("get_order", {"id": "x1"}, {"status": "error"})], [("get_order", {"id": "X-1"}, {"status": "error"})])
+    both = _derive([("get_order", {"id": "x1"}, {"status": "error"})],
+                   [("get_order", {"id": "X-1"}, {"status": "error"})])
     volatile = _derive([("get_order", {"id": 1, "request_id": "a"}, {"status": "error"})],
                        [("get_order", {"id": 1, "request_id": "b"})])
     assert ok.contract["forbid_call"] == both.contract["forbid_call"] == volatile.contract["forbid_call"] == []
@@ -193,7 +198,8 @@ def test_a_failed_write_the_fix_changed_is_forbidden_once() -> None:
 
 
 def test_failed_changed_calls_of_two_tools_are_each_forbidden() -> None:
-    d = _derive([("get_order", {"id": "x1"}, {"status": "error"}), ("find_customer", {"id": "x1"}, {"status": "error"})],
+    d = _derive([("get_order", {"id": "x1"}, {"status": "error"}),
+                 ("find_customer", {"id": "x1"}, {"status": "error"})],
                 [("get_order", {"id": "X-1"}), ("find_customer", {"id": "X-1"})])
     assert d.contract["forbid_call"] == [{"id": "no-get-order-x1", "tool": "get_order", "args": {"id": "x1"}},
                                          {"id": "no-find-customer-x1", "tool": "find_customer", "args": {"id": "x1"}}]
@@ -444,7 +450,8 @@ def test_every_failed_call_the_fix_changed_is_read_past_the_ones_that_make_no_cl
     d = _derive([("list_slots", {"d": 0}), ("refund", {"id": "x1"}, {"status": "error"}), ("get_order", {"id": "a"}),
                  ("get_order", {"id": "b", "request_id": "1"}, {"status": "error"}),
                  ("find_customer", {"id": "x1"}, {"status": "error"})],
-                [("list_slots", {"d": 0}), ("list_slots", {"d": 1}), ("refund", {"id": "X-1"}), ("get_order", {"id": "A"}),
+                [("list_slots", {"d": 0}), ("list_slots", {"d": 1}), ("refund", {"id": "X-1"}),
+                 ("get_order", {"id": "A"}),
                  ("get_order", {"id": "b", "request_id": "2"}),
                  ("find_customer", {"id": "X-1"})])
     assert [(c["tool"], c.get("args")) for c in d.contract["forbid_call"]] == [("refund", {"id": "x1"}),

@@ -369,8 +369,8 @@ def test_a_tools_sensitive_fields_are_redacted_in_its_calls_and_remembered_for_t
 def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path: Path) -> None:
     """A hidden folder (a copy, a temporary folder left by a crash) is not a case, and folders whose case.yaml is not
     a mapping, has no source, whose fixture differs (runs read from no file are told apart by their fixture's
-    bytes), whose mode or replay differs, or, written before ``replay_sha256``, whose contract differs or is missing, are
-    looked past: the same input is still found as promoted, nothing written."""
+    bytes), whose mode or replay differs, or, written before ``replay_sha256``, whose contract differs or is
+    missing, are looked past: the same input is still found as promoted, nothing written."""
     import shutil
 
     b = builders.TraceBuilder()
@@ -459,7 +459,8 @@ def _emailed_run() -> Trace:
                                                   "effect": "write"}))
 
 
-def _promote_small(trace: Trace, to: Path, redactor: Redactor | None = None, **kw: object):  # type: ignore[no-untyped-def]
+def _promote_small(trace: Trace, to: Path, redactor: Redactor | None = None,  # type: ignore[no-untyped-def]
+                   **kw: object):
     kw = {"name": "case", "failure": "the agent refunded twice", "owner": "qa", "today": dt.date(2026, 3, 2), **kw}
     return promote(trace, None, to, redactor=redactor or Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
 
@@ -493,6 +494,10 @@ def test_the_redactions_count_what_was_replaced_in_the_files_written(tmp_path: P
                    today=dt.date(2026, 3, 2), redactor=Redactor(KEY.encode()))
     assert case.redactions == {"email": 2}  # the fixture's argument and the failure statement
     assert case.case["redactions"] == {"email": 2}
+    plain = _spans(("agent", "agent", "r", None, {"output": "Refunded."}),
+                   ("tool", "refund", "t", "r", {"arguments": {}, "output": 1}))
+    case = _promote_small(plain, tmp_path / "b", failure=f"the agent wrote to {EMAIL}")
+    assert case.redactions == {"email": 1}  # a rule only the failure statement fired
 
 
 def test_a_source_redacted_with_another_key_is_noted(tmp_path: Path) -> None:
