@@ -471,6 +471,7 @@ def test_an_edited_contract_is_written_redacted_with_the_why_lines_of_its_own_cl
               "trials": {"count": 1, "safety": "all", "soft": {"at_least": 1}}}
     case = _promote_small(_emailed_run(), tmp_path, contract=edited)
     text = (Path(case.path) / "contract.yaml").read_text()
+    assert text.startswith("# derived by tracetui promote from the run; edit freely (docs/golden.md)\n")  # no file
     whys = [line.split(":")[0] for line in text.splitlines() if line.startswith("# ") and ": " in line]
     assert whys == ["# at-most-1-refund"]  # the derived forbid_call's line is left out with its clause
     assert EMAIL not in text and case.contract["must_call"][0]["args"]["to"].startswith("<EMAIL_")
@@ -504,8 +505,8 @@ def test_a_source_redacted_with_another_key_is_noted(tmp_path: Path) -> None:
     redactor = Redactor(KEY.encode())
     other = _emailed_run()
     other.header = {"redaction": {"key_id": "k-other"}}
-    assert any(n.startswith("the source was redacted with key k-other, promotion used key ")
-               for n in _promote_small(other, tmp_path / "a", redactor).notes)
+    assert (f"the source was redacted with key k-other, promotion used key {redactor.key_id}: raw values found now "
+            "get this key's tokens") in _promote_small(other, tmp_path / "a", redactor).notes
     same = _emailed_run()
     same.header = {"redaction": {"key_id": redactor.key_id}}
     unkeyed = _emailed_run()
