@@ -397,13 +397,16 @@ def test_promoting_again_finds_the_case_past_hidden_and_broken_folders(tmp_path:
             (golden / name / "contract.yaml").write_bytes(contract)
 
     old_source = {k: v for k, v in meta["source"].items() if k != "replay_sha256"}
-    copy("b-other-replay", {**meta["source"], "replay_sha256": "f" * 64}, b"schema: tracetui-contract/1\n")
+    same_contract = (Path(first.path) / "contract.yaml").read_bytes()
+    copy("b-other-replay", {**meta["source"], "replay_sha256": "f" * 64}, same_contract)  # the replay decides
     copy("b-old-other-contract", old_source, b"schema: tracetui-contract/1\n")  # before replay_sha256: the contract
     copy("b-old-no-contract", old_source, None)
-    copy("b-fixture-mode", meta["source"], (Path(first.path) / "contract.yaml").read_bytes(), mode="fixture")
+    copy("b-fixture-mode", meta["source"], same_contract, mode="fixture")
+    copy("b-no-fixture", meta["source"], same_contract)
+    (golden / "b-no-fixture" / "trace.jsonl").unlink()
     again = promote(trace, None, golden, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
     assert (again.already, again.name) == (True, "refund-twice")
-    assert len(list(golden.iterdir())) == 9
+    assert len(list(golden.iterdir())) == 10
 
 
 def _small_run(*, finished: bool = True) -> Trace:
@@ -513,3 +516,30 @@ def test_a_source_redacted_with_another_key_is_noted(tmp_path: Path) -> None:
     unkeyed.header = {"redaction": "none"}
     for i, run in enumerate((same, unkeyed, _emailed_run())):
         assert not any("redacted with key" in n for n in _promote_small(run, tmp_path / str(i), redactor).notes)
+
+
+
+def test_a_run_read_from_a_file_is_found_again_by_its_hash_past_other_sources_cases(tmp_path: Path) -> None:
+    from tracetui.core.readers.native import write_trace
+
+    write_trace(str(tmp_path / "run.jsonl"), _emailed_run())
+    golden = tmp_path / "golden"
+    first = _promote_small(read_trace(tmp_path / "run.jsonl"), golden)
+    meta = yaml.safe_load((Path(first.path) / "case.yaml").read_text())
+    import shutil
+
+    shutil.copytree(first.path, golden / "a-other-source")
+    (golden / "a-other-source" / "case.yaml").write_text(
+        yaml.safe_dump({**meta, "source": {**meta["source"], "sha256": "0" * 64}}))
+    again = _promote_small(read_trace(tmp_path / "run.jsonl"), golden)
+    assert (again.already, again.name) == (True, "case")
+
+
+def test_a_dropped_spans_name_is_written_redacted(tmp_path: Path) -> None:
+    run = _spans(("agent", "agent", "r", None, {"output": "Refunded."}),
+                 ("memory", f"notes on {EMAIL}", "m", "r", {"key": "k"}),
+                 ("tool", "refund", "t", "r", {"arguments": {"id": 1}, "output": {"ok": True}}))
+    case = _promote_small(run, tmp_path)
+    (dropped,) = case.case["dropped_spans"]
+    assert dropped["span_id"] == "m" and dropped["name"].startswith("notes on <EMAIL_")
+    assert EMAIL not in (Path(case.path) / "case.yaml").read_text()
