@@ -543,3 +543,38 @@ def test_a_dropped_spans_name_is_written_redacted(tmp_path: Path) -> None:
     (dropped,) = case.case["dropped_spans"]
     assert dropped["span_id"] == "m" and dropped["name"].startswith("notes on <EMAIL_")
     assert EMAIL not in (Path(case.path) / "case.yaml").read_text()
+
+
+def test_the_fixture_header_records_the_promotion_and_the_case_its_source(tmp_path: Path) -> None:
+    """``promoted`` in the fixture's header: the source's hash (None for a run read from no file), its span count,
+    the spans dropped, the key id; ``source`` in case.yaml: no file, and a run id only when it is text."""
+    run = _spans(("agent", "agent", "r", None, {"output": "Refunded."}), ("memory", "m", "m", "r", {"key": "k"}),
+                 ("tool", "refund", "t", "r", {"arguments": {"id": 1}, "output": {"ok": True}}))
+    run.header = {"run_id": 42}
+    redactor = Redactor(KEY.encode())
+    case = _promote_small(run, tmp_path, redactor)
+    fixture = read_trace(Path(case.path) / "trace.jsonl")
+    assert fixture.header["promoted"] == {"source_sha256": None, "spans_in_source": 3, "spans_dropped": 1,
+                                          "redaction_key_id": redactor.key_id}
+    assert (case.case["source"]["file"], case.case["source"]["run_id"]) == (None, None)
+
+
+def test_a_case_is_named_from_the_name_given_else_the_failure_else_the_derivation(tmp_path: Path) -> None:
+    replay = _spans(("agent", "agent", "r", None, {"output": "Refunded."}))
+    run = _emailed_run()
+    run.header = {"run_id": "Run 42"}
+    kw = {"owner": "qa", "today": dt.date(2026, 3, 2), "redactor": Redactor(KEY.encode())}
+    named = promote(run, replay, tmp_path / "a", name="My Case!", failure=None, **kw)  # type: ignore[arg-type]
+    assert named.name == "my-case"
+    text = (Path(named.path) / "contract.yaml").read_text()
+    assert text.startswith("# derived by tracetui promote from the run and its replay; edit freely (docs/golden.md)\n")
+    assert promote(run, replay, tmp_path / "b", name=None, failure="The agent refunded the wrong order",
+                   **kw).name == "refunded-wrong-order"  # type: ignore[arg-type]
+    assert promote(run, replay, tmp_path / "c", name=None, failure="the agent was to",
+                   **kw).name == "run-42"  # type: ignore[arg-type]  # no significant word: the run id
+    derived = promote(run, replay, tmp_path / "d", name=None, failure=None, **kw)  # type: ignore[arg-type]
+    assert derived.name.startswith("wrong-refund-1-")  # the derivation's: the write the fix did not make
+    with pytest.raises(GoldenCaseError) as exc:
+        promote(run, replay, tmp_path / "e", name="¿?", failure=None, **kw)  # type: ignore[arg-type]
+    assert (exc.value.path, exc.value.where, exc.value.reason) == (
+        "case.yaml", "name", "name '¿?' has no letters or digits; give another --name")
