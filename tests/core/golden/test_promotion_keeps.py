@@ -578,3 +578,26 @@ def test_a_case_is_named_from_the_name_given_else_the_failure_else_the_derivatio
         promote(run, replay, tmp_path / "e", name="¿?", failure=None, **kw)  # type: ignore[arg-type]
     assert (exc.value.path, exc.value.where, exc.value.reason) == (
         "case.yaml", "name", "name '¿?' has no letters or digits; give another --name")
+
+
+def test_a_replay_read_from_no_file_is_identified_by_its_contract_and_found_again_whole(tmp_path: Path) -> None:
+    import hashlib
+
+    replay = _spans(("agent", "agent", "r", None, {"output": "Refunded."}))
+    kw = {"name": "case", "failure": "f", "owner": "qa", "today": dt.date(2026, 3, 2)}
+    first = promote(_emailed_run(), replay, tmp_path, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    contract = (Path(first.path) / "contract.yaml").read_bytes()
+    assert first.case["source"]["replay_sha256"] == "contract:" + hashlib.sha256(contract).hexdigest()
+    again = promote(_emailed_run(), replay, tmp_path, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    assert (again.already, again.path, again.parent) == (True, first.path, None)
+    assert (again.case, again.contract) == (first.case, first.contract)  # as found there
+
+
+def test_a_golden_folder_that_is_a_file_or_cannot_be_made_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for to, reason in ((tmp_path / "file", "cannot create the golden folder (File exists); choose another --to"),
+                       (tmp_path / "file" / "golden", "cannot create the golden folder (Not a directory); "
+                                                      "choose another --to")):
+        with pytest.raises(GoldenCaseError) as exc:
+            _promote_small(_emailed_run(), to)
+        assert (exc.value.path, exc.value.reason) == (str(to), reason)
