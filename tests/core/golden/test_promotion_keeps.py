@@ -533,6 +533,11 @@ def test_a_run_read_from_a_file_is_found_again_by_its_hash_past_other_sources_ca
         yaml.safe_dump({**meta, "source": {**meta["source"], "sha256": "0" * 64}}))
     again = _promote_small(read_trace(tmp_path / "run.jsonl"), golden)
     assert (again.already, again.name) == (True, "case")
+    import hashlib
+
+    digest = hashlib.sha256((tmp_path / "run.jsonl").read_bytes()).hexdigest()
+    assert meta["source"]["sha256"] == digest
+    assert read_trace(Path(first.path) / "trace.jsonl").header["promoted"]["source_sha256"] == digest
 
 
 def test_a_dropped_spans_name_is_written_redacted(tmp_path: Path) -> None:
@@ -591,6 +596,12 @@ def test_a_replay_read_from_no_file_is_identified_by_its_contract_and_found_agai
     again = promote(_emailed_run(), replay, tmp_path, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
     assert (again.already, again.path, again.parent) == (True, first.path, None)
     assert (again.case, again.contract) == (first.case, first.contract)  # as found there
+    assert (again.files, again.dropped, again.redactions, again.kept) == (first.files, first.dropped, {}, first.kept)
+    assert again.notes[-1] == "already promoted as case: nothing written (the same run, replay and mode)"
+    fork = promote(_emailed_run(), None, tmp_path, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    assert (fork.name, fork.parent) == ("case-fork-2", "case")
+    again = promote(_emailed_run(), None, tmp_path, redactor=Redactor(KEY.encode()), **kw)  # type: ignore[arg-type]
+    assert (again.already, again.name, again.parent) == (True, "case-fork-2", "case")
 
 
 def test_a_golden_folder_that_is_a_file_or_cannot_be_made_is_refused_naming_it(tmp_path: Path) -> None:
