@@ -612,3 +612,20 @@ def test_a_golden_folder_that_is_a_file_or_cannot_be_made_is_refused_naming_it(t
         with pytest.raises(GoldenCaseError) as exc:
             _promote_small(_emailed_run(), to)
         assert (exc.value.path, exc.value.reason) == (str(to), reason)
+
+
+def test_the_case_names_itself_its_trace_and_its_owner_else_the_users_name_else_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _emailed_run()
+    run.header = {"trace_id": "t-header"}
+    run.trace_id = "t-file"
+    case = _promote_small(run, tmp_path / "a", owner=None)
+    monkeypatch.delenv("USER", raising=False)
+    monkeypatch.setenv("USERNAME", "win-user")
+    run.header = {}
+    other = _promote_small(run, tmp_path / "b", owner=None)
+    monkeypatch.delenv("USERNAME")
+    nobody = _promote_small(run, tmp_path / "c", owner=None)
+    assert (case.case["name"], case.case["source"]["trace_id"]) == ("case", "t-header")
+    assert other.case["source"]["trace_id"] == "t-file"  # the trace picked from the file when the header has none
+    assert (other.case["owner"], nobody.case["owner"]) == ("win-user", "unknown")
