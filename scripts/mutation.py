@@ -128,7 +128,18 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "golden-derive": (
         ["tracetui/core/golden/derive.py"],
-        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_derive_rules.py",
+         "tests/core/golden/test_derive_contract_rules.py"],
+    ),
+    # derive.py against its direct rule tests only (runs built in the test, milliseconds each): the `golden-derive`
+    # entry above also promotes whole sample cases (test_promote.py), seconds a mutant
+    "golden-derive-fast": (
+        ["tracetui/core/golden/derive.py"],
+        ["tests/core/golden/test_derive_rules.py", "tests/core/golden/test_derive_contract_rules.py"],
+    ),
+    "golden-promote": (
+        ["tracetui/core/golden/promote.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_promotion_keeps.py"],
     ),
     # core/diff's span alignment: the three files against the alignment's tests (each mutant runs only those that
     # reach its function); test_compare.py pins span_key, test_diff.py and test_first_divergence_rules.py the rows
