@@ -270,3 +270,29 @@ def test_a_child_ends_with_the_process_that_forked_it(generated: tuple[Path, Pat
             raise AssertionError(f"read child {grandchild} outlived its parent")
     finally:
         os.kill(holder, signal.SIGKILL)
+
+
+def test_a_replay_from_a_fifo_is_read_as_before_not_waited_for(generated: tuple[Path, Path], tmp_path: Path) -> None:
+    """A named pipe as the replay (``tracetui diff big.json <(...)``-style): never opened to size it up (that open
+    took the writer, whose data the real read then waited for forever); the pair is read as one process reads it."""
+    import subprocess
+    import threading
+
+    fifo = tmp_path / "replay.fifo"
+    os.mkfifo(fifo)
+    data = generated[1].read_bytes()
+
+    def write() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    proc = subprocess.run([sys.executable, "-m", "tracetui", "diff", str(generated[0]), str(fifo), "--format",
+                           "json"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    writer.join(5)
+    want = subprocess.run([sys.executable, "-m", "tracetui", "diff", str(generated[0]), str(generated[1]),
+                           "--format", "json"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == want.returncode == 1, proc.stderr
+    got, expected = json.loads(proc.stdout), json.loads(want.stdout)
+    assert got["divergences"] == expected["divergences"] and got["first_divergence"] == expected["first_divergence"]

@@ -47,6 +47,7 @@ import mmap
 import os
 import re
 import signal
+import stat
 import struct
 import time
 from array import array
@@ -270,10 +271,12 @@ def otlp_pair(original: str, replay: str, original_format: str | None = None,
     for path, fmt in ((original, original_format), (replay, replay_format)):
         if fmt is not None and fmt != OTLP:
             return None
-        try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if not os.path.isfile(path) or size < max(least, 1) or size > EARLY_MAX_BYTES:
+        try:  # a FIFO is never opened here: the open would wait for a writer, or take the one there is from the read
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return None
+            with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_size < max(least, 1) or st.st_size > EARLY_MAX_BYTES:
                     return None
                 if fmt is None and readers.sniff_format(fh.read(readers.SNIFF_BYTES)) != OTLP:
                     return None
