@@ -29,8 +29,9 @@ rows (``early.agrees``) the TUI lays the rows out again and says so.
 
 With two cores (``OtlpPair.start``, from ``load.start_pair``: before the TUI is imported), each file's
 side is made in a forked child (``SideChild``) that sends its structure, then its spans in the order the
-walk asks for them as ``OtlpPayloads.export`` records (fields, key fields, signature, the kept payload);
-this process adopts them (``OtlpPayloads.adopt``: the payload pass runs here on first read) and walks.
+walk asks for them as ``OtlpPayloads.export`` records (fields, key fields, signature, the span's byte range in
+the file, which this process opened before the fork); this process adopts them over that file
+(``OtlpPayloads.adopt``: the payload pass reads the span's bytes here on first read) and walks.
 So the TUI's process never holds its GIL for the decode (~0.5 s in one call) nor makes a span. Without
 children both sides are made here (``read_whole`` then reads each file through the reader's file entry).
 
@@ -69,6 +70,7 @@ from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.lazyspan import PayloadFile
 from tracetui.core.readers.otlp import OtlpJsonReader, SpanByStruct, anyvalue, payload_source
 from tracetui.core.readers.otlp_fast import quick_documents
+from tracetui.core.readers.otlp_lazy import export_span
 from tracetui.core.readers.ties import order_ties
 
 __all__ = ["CHILD_AHEAD", "CHILD_BLOCK", "EARLY_MAX_BYTES", "OTLP", "OtlpPair", "OtlpSpans", "SideChild", "StreamedSpans", "early_side",
@@ -484,7 +486,7 @@ def _child(path: str, w: int, max_share: float, stop: mmap.mmap, file: PayloadFi
     try:
         for k in _walk_order(st.parents):
             s = spans[k]
-            block.append(s._src.export(s))  # type: ignore[attr-defined]
+            block.append(export_span(s))
             if len(block) == CHILD_BLOCK:
                 if stop[0]:
                     return
