@@ -229,6 +229,25 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "standins": (["tracetui/core/triage/standins.py"], TRIAGE_TESTS + ["tests/core/test_triage_standins_rules.py"]),
     "crosscheck": (["tracetui/core/triage/crosscheck.py"],
                    TRIAGE_TESTS + ["tests/core/test_triage_crosscheck_rules.py"]),
+
+    # round 8a: diff report, jsonpaths, labels
+    # (end of round 8a)
+
+    # round 8b: triage batch, core values, golden contract
+    # (end of round 8b)
+
+    # round 8c: golden runner, promote's survivors
+    # (end of round 8c)
+
+    # round 8d: harness run, agent
+    # (end of round 8d)
+
+    # round 8e: harness project, runcontext, writer, steps, fixture, llm, relay
+    # (end of round 8e)
+
+    # round 8f: harness redact_numbers, redact_wrapped, redact_config, redact_walk, ambient, sandbox
+    # (end of round 8f)
+
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)
