@@ -14,6 +14,8 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import asyncio
 import random
@@ -183,4 +185,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     main()

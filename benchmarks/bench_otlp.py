@@ -25,6 +25,7 @@ Usage::
     python benchmarks/bench_otlp.py --only otlp      # one format
     python benchmarks/bench_otlp.py --before /tmp/old # also an older tree's diff, same rounds
     python benchmarks/bench_otlp.py --tui --repeat 3  # every figure of issue 22, both formats, one run
+    python benchmarks/bench_otlp.py --reopen --tui    # also each pair opened again from the index cache
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -110,15 +113,17 @@ def bare(a: Path, b: Path, keep: bool) -> float:
     return dt
 
 
-def diff_process(a: Path, b: Path, python: str, tree: Path = ROOT) -> tuple[float, int]:
+def diff_process(a: Path, b: Path, python: str, tree: Path = ROOT, cache: Path | None = None) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of ``tracetui diff A B --format json``, run from ``tree``.
 
     The peak is ``/usr/bin/time``'s (``%M``): the ``ru_maxrss`` that ``wait4`` gives for a child of this
     process counts this process's own size at the fork (large after the bare parses), so it is used only
     when ``/usr/bin/time`` is missing. The child runs in ``tree`` (``python -m`` puts the working
-    directory first on its path).
+    directory first on its path). ``cache``: the index cache's folder (``core.load.index_cache``), on; None: off.
     """
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "TRACETUI_INDEX_CACHE": "0"}
+    if cache is not None:
+        env.update(TRACETUI_INDEX_CACHE="1", TRACETUI_CACHE_DIR=str(cache))
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_otlp_rss_{os.getpid()}.txt"
     t = time.perf_counter()
     # Started through /usr/bin/time (a small process) when there is one: a process forked from this benchmark
@@ -165,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                     "same rounds, on the same pairs: before/after ratios from one run")
     ap.add_argument("--tui", action="store_true", help="also the TUI on each pair (bench_tui.measure): launch -> "
                     "first frame and first divergence, peak RSS")
+    ap.add_argument("--reopen", action="store_true", help="also each pair opened again (`diff` and, with --tui, the "
+                    "TUI) with the index cache holding both files (core.load.index_cache; filled first)")
     args = ap.parse_args(argv)
 
     pairs: dict[str, tuple[Path, Path]] = {}
@@ -175,13 +182,20 @@ def main(argv: list[str] | None = None) -> int:
         pairs["OTLP/JSON"] = ensure_otlp_pair(args.data, args.spans, args.edits, args.seed)
     trees = {"": ROOT, **({" before": args.before} if args.before else {})}
     rows = {name + tag: (pair, tree) for name, pair in pairs.items() for tag, tree in trees.items()}
-    figs: dict[str, dict[str, list[float]]] = {k: {"diff": [], "rss": [], "keep": [], "stream": []} for k in rows}
+    figs: dict[str, dict[str, list[float]]] = {k: {"diff": [], "rss": [], "keep": [], "stream": [], "reopen": []}
+                                               for k in rows}
+    cache = Path(tempfile.mkdtemp(prefix="bench_otlp_cache_")) if args.reopen else None
+    if cache is not None:
+        for (a, b), tree in rows.values():
+            diff_process(a, b, args.python, tree, cache)  # fills the cache (entries written after the report)
     for r in range(args.repeat):
         for name, ((a, b), tree) in rows.items():
             f = figs[name]
             dt, rss = diff_process(a, b, args.python, tree)
             f["diff"].append(dt)
             f["rss"].append(rss)
+            if cache is not None:
+                f["reopen"].append(diff_process(a, b, args.python, tree, cache)[0])
             f["keep"].append(bare(a, b, True))
             f["stream"].append(bare(a, b, False))
         print(f"round {r + 1}/{args.repeat} done, load average {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
@@ -195,14 +209,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<18} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
               f"{f['diff'] / f['keep']:6.2f} {f['diff'] / f['stream']:7.2f} {f['rss'] / 2**20:8.0f} "
               f"{f['rss'] / big:6.2f}")
+    if cache is not None:
+        print(f"opened again, the index cache holding both files: {'format':<18} {'diff s':>7} {'/keep':>6}")
+        for name in rows:
+            f = {k: statistics.median(v) for k, v in figs[name].items()}
+            print(f"{'':<49} {name:<18} {f['reopen']:7.2f} {f['reopen'] / f['keep']:6.2f}")
     if args.tui:
         tui(pairs, args.repeat)
+        if cache is not None:
+            print("TUI, opened again (the index cache holding both files):")
+            tui(pairs, args.repeat, cache)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
     return 0
 
 
-def tui(pairs: dict[str, tuple[Path, Path]], repeat: int) -> None:
-    """Print the TUI's figures on each pair (medians of ``repeat`` processes; ``bench_tui.measure``)."""
+def tui(pairs: dict[str, tuple[Path, Path]], repeat: int, cache: Path | None = None) -> None:
+    """Print the TUI's figures on each pair (medians of ``repeat`` processes; ``bench_tui.measure``); ``cache``:
+    the index cache's folder, on (filled by ``main``'s ``--reopen``), else off."""
     from bench_tui import measure
+
+    if cache is not None:
+        os.environ.update(TRACETUI_INDEX_CACHE="1", TRACETUI_CACHE_DIR=str(cache))
+    else:
+        os.environ["TRACETUI_INDEX_CACHE"] = "0"
 
     print(f"TUI on the same pairs (120x36, headless; medians of {repeat}; seconds from process launch, 'whole': every "
           "row on screen, from app start)")
@@ -221,4 +251,6 @@ def tui(pairs: dict[str, tuple[Path, Path]], repeat: int) -> None:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     raise SystemExit(main())

@@ -136,4 +136,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     raise SystemExit(main())

@@ -13,6 +13,8 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import resource
 import subprocess
@@ -66,4 +68,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     raise SystemExit(main())

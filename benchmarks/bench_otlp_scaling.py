@@ -12,6 +12,8 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import gc
 import json
@@ -58,4 +60,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     sys.exit(main())

@@ -15,6 +15,8 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import json
 import resource
@@ -107,4 +109,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # first openings: no index cache between the measured runs (core.load.index_cache; the processes inherit it)
+    os.environ.setdefault("TRACETUI_INDEX_CACHE", "0")
     sys.exit(main())

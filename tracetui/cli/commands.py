@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from tracetui.cli.render import dumps_json
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Trace
-from tracetui.core.load import read_pair
+from tracetui.core.load import keep_pair, read_pair
 from tracetui.core.readers import read_runs, read_trace, split_run_ref
 from tracetui.core.readers.base import MAX_ISSUES
 
@@ -26,7 +26,7 @@ def load_pair(args: argparse.Namespace, err: TextIO) -> tuple[Trace, Trace]:
     # through the index loader, the replay parsed in a child process meanwhile (docs/performance.md)
     original, replay = read_pair(args.original, args.replay, original_format=args.input_format,
                                  replay_format=args.input_format, trace_id=args.trace_id,
-                                 replay_trace_id=args.replay_trace_id)
+                                 replay_trace_id=args.replay_trace_id, keep=False)
     report_read("original", original, err, picked=args.trace_id is not None or split_run_ref(args.original)[1] is not None,
                 verbose=getattr(args, "verbose", False))
     report_read("replay", replay, err, picked=args.replay_trace_id is not None or split_run_ref(args.replay)[1] is not None,
@@ -95,6 +95,9 @@ def run_diff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(render_text(report))
     out.flush()
+    # kept for the next opening (core.load.index_cache) once the report is out: the user does not wait for it
+    keep_pair(args.original, args.replay, (original, replay), original_format=args.input_format,
+              replay_format=args.input_format, trace_id=args.trace_id, replay_trace_id=args.replay_trace_id)
     if report["first_divergence"] is None or args.exit_zero:
         return 0
     return 1

@@ -17,6 +17,7 @@ from itertools import count
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import orjson
+import xxhash
 
 from tracetui.core.changes import ABSENT, MAX_FIELDS, DivergenceType, FieldChange
 from tracetui.core.diff.envelopes import framework_value, tool_output
@@ -173,6 +174,7 @@ SIG_NAMES: dict[SpanKind, tuple[str, ...]] = {kind: spec[1][1] for kind, spec in
 pair whose span keys are equal (the kind's semantic fields minus ``KEY_FIELDS``)."""
 
 _dumps = orjson.dumps
+_xxh3 = xxhash.xxh3_64_intdigest
 
 
 def payload_sig(kind: SpanKind, data: Mapping[str, Any]) -> int | None:
@@ -181,11 +183,11 @@ def payload_sig(kind: SpanKind, data: Mapping[str, Any]) -> int | None:
     equivalent pair (``screen_pairs`` skips them without reading either payload).
 
     None when they cannot be written by orjson (nesting deeper than 255, integers beyond 64 bits...):
-    such a span is always compared. The hash is Python's (SipHash, 64 bits): a process and the
-    processes it forks agree on it, which is all the loader needs (it never stores one).
+    such a span is always compared. The hash is xxHash's XXH3 (64 bits, seeded 0): the same in every
+    process and run, so signatures stored by one opening (``core.load.index_cache``) hold in the next.
     """
     try:
-        return hash((0, _dumps(tuple(map(data.get, SIG_NAMES[kind])))))
+        return _xxh3(_dumps(tuple(map(data.get, SIG_NAMES[kind]))), 0)
     except TypeError:
         return None
 

@@ -12,6 +12,6 @@ golden cases, the TUI or the CLI.
 
 from __future__ import annotations
 
-from tracetui.core.load.pair import PairStart, read_pair, start_pair
+from tracetui.core.load.pair import PairStart, keep_pair, read_pair, start_pair
 
-__all__ = ["PairStart", "read_pair", "start_pair"]
+__all__ = ["PairStart", "keep_pair", "read_pair", "start_pair"]

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from tracetui.core import readers
 from tracetui.core.errors import ReadError, TraceNotFound
 from tracetui.core.load import early as early_look
+from tracetui.core.load import index_cache
 from tracetui.core.load import native_index as ni
 from tracetui.core.load import otlp_early
 from tracetui.core.load.read_child import ReadChild
@@ -27,7 +28,7 @@ from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.base import ReaderOutput
 from tracetui.core.readers.gc_paused import promote_young_objects
 
-__all__ = ["PairStart", "read_pair", "start_pair"]
+__all__ = ["PairStart", "keep_pair", "read_pair", "start_pair"]
 
 
 def read_pair(
@@ -43,6 +44,7 @@ def read_pair(
     early: Callable[[Any], None] | None = None,
     progress: Callable[[float], None] | None = None,
     started: PairStart | None = None,
+    keep: bool = True,
 ) -> tuple[Trace, Trace]:
     """Read both runs of a pair: ``(readers.read_trace(original, ...), readers.read_replay(replay, ...))``, faster.
 
@@ -73,6 +75,10 @@ def read_pair(
         started: ``start_pair``'s result for the same arguments (files opened and the replay's
             child started ahead, while the caller did something else); used when its arguments
             are these, else stopped and ignored.
+        keep: Keep each side read here in the index cache (``core.load.index_cache``) for the next
+            opening (False: the caller may call ``keep_pair`` later, once it has shown the pair). A
+            side the cache holds (same file, unchanged, same arguments) is taken from it: no early
+            look then, and nothing read but the other side.
 
     Returns:
         ``(original, replay)``.
@@ -84,6 +90,44 @@ def read_pair(
     args = (os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id, replay_trace_id,
             index_min_bytes, processes, early is not None)
     po, orun = split_run_ref(original)
+    if orun is not None and trace_id is not None and orun.lower() != trace_id.lower():
+        if started is not None:
+            started.cancel()
+        err = ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
+        err.side = "original"  # type: ignore[attr-defined]
+        raise err
+    sides = _sides(args)
+    hit = started.cached if started is not None and started.args == args and started.opened else None
+    if hit is None:
+        hit = _cached(sides)
+    if hit[0] is not None or hit[1] is not None:  # kept by an earlier opening (index_cache): no early look
+        if started is not None:
+            started.cancel()
+        return _with_cached(sides, hit, index_min_bytes, keep)
+    first, second = _read_pair(args, early, progress, started)
+    if keep:
+        index_cache.store(sides[0], first)
+        index_cache.store(sides[1], second)
+    return first, second
+
+
+def keep_pair(original: str | os.PathLike[str], replay: str | os.PathLike[str], pair: tuple[Trace, Trace], *,
+              original_format: str | None = None, replay_format: str | None = None, trace_id: str | None = None,
+              replay_trace_id: str | None = None) -> None:
+    """Keep ``pair`` (``read_pair(original, replay, ..., keep=False)``'s result, same arguments) in the index cache
+    for the next opening: what ``read_pair`` does itself by default. A side already kept costs a 55-byte read.
+    Never raises but for ``KeyboardInterrupt``-like exceptions."""
+    sides = _sides((os.fspath(original), os.fspath(replay), original_format, replay_format, trace_id,
+                    replay_trace_id))
+    index_cache.store(sides[0], pair[0])
+    index_cache.store(sides[1], pair[1])
+
+
+def _read_pair(args: tuple[Any, ...], early: Callable[[Any], None] | None, progress: Callable[[float], None] | None,
+               started: PairStart | None) -> tuple[Trace, Trace]:
+    """``read_pair`` of files not in the index cache."""
+    original, replay, original_format, replay_format, trace_id, replay_trace_id = args[:6]
+    po, orun = split_run_ref(original)
     pr, rrun = split_run_ref(replay)
     osrc = rsrc = early_mod = None
     gc_held = False  # the collector disabled here (the early look), enabled again at the end
@@ -91,10 +135,6 @@ def read_pair(
     # children measured slower: 7.0 against 5.9 s to the loaded pair, docs/performance.md)
     side = "original"
     try:
-        if orun is not None and trace_id is not None and orun.lower() != trace_id.lower():
-            if started is not None:
-                started.cancel()
-            raise ReadError(po, f"two runs asked for: #{orun} and --trace-id {trace_id}")
         if started is not None and started.args == args and started.opened:
             osrc, rsrc, early_mod, child = started.osrc, started.rsrc, started.early_mod, started.child
         else:
@@ -178,6 +218,7 @@ class PairStart:
     rsrc: Any = None
     early_mod: Any = None
     child: Any = None
+    cached: tuple[Trace | None, Trace | None] | None = None  # the sides the index cache held (no child then)
 
     def cancel(self) -> None:
         """Stop the child process, if one was started, and let go of the files (idempotent; safe while
@@ -216,6 +257,10 @@ def start_pair(
             index_min_bytes, processes, early)
     start = PairStart(args)
     try:
+        start.cached = _cached(_sides(args))
+        if start.cached[0] is not None or start.cached[1] is not None:
+            start.opened = True  # read_pair reads the other side, if any, itself
+            return start
         start.osrc, start.rsrc, start.early_mod, start.child = _open_pair(*args)
         start.opened = True
     except Exception:  # noqa: BLE001 - read_pair opens them again and reports
@@ -277,3 +322,58 @@ def _indexed(parse: Callable[[Any], ReaderOutput], src: Any) -> ReaderOutput:
         promote_young_objects()
         if gc_was:
             gc.enable()
+
+
+def _sides(args: tuple[Any, ...]) -> tuple[index_cache.Side, index_cache.Side]:
+    original, replay, original_format, replay_format, trace_id, replay_trace_id = args[:6]
+    return (index_cache.Side(original, False, original_format, trace_id, None),
+            index_cache.Side(replay, True, replay_format, trace_id, replay_trace_id))
+
+
+def _cached(sides: tuple[index_cache.Side, index_cache.Side]) -> tuple[Trace | None, Trace | None]:
+    return index_cache.load(sides[0]), index_cache.load(sides[1])
+
+
+def _with_cached(sides: tuple[index_cache.Side, index_cache.Side], hit: tuple[Trace | None, Trace | None],
+                 index_min_bytes: int | None, keep: bool) -> tuple[Trace, Trace]:
+    """The pair when the index cache held one side or both: the other side read alone (and kept)."""
+    got: list[Trace] = []
+    for i, (side, trace) in enumerate(zip(sides, hit)):
+        if trace is None:
+            try:
+                trace = _read_alone(side, index_min_bytes)
+            except BaseException as exc:
+                try:
+                    exc.side = ("original", "replay")[i]  # type: ignore[attr-defined]
+                except AttributeError:
+                    pass
+                raise
+            if keep:
+                index_cache.store(side, trace)
+        got.append(trace)
+    return got[0], got[1]
+
+
+def _read_alone(side: index_cache.Side, index_min_bytes: int | None) -> Trace:
+    """``read_trace`` (original) or ``read_replay`` (replay) of one side, a big tracetui/1 file through the index
+    loader (as ``read_pair`` reads it)."""
+    path, run = split_run_ref(side.ref)
+    src = ni.indexable(path, side.format, ni.INDEX_MIN_BYTES if index_min_bytes is None else index_min_bytes)
+    if src is None:
+        if side.replay:
+            return readers.read_replay(side.ref, format=side.format, trace_id=side.trace_id,
+                                       replay_trace_id=side.replay_trace_id)
+        return readers.read_trace(side.ref, format=side.format, trace_id=side.trace_id)
+    out = _indexed(ni.parse_indexed, src)
+    if not side.replay:
+        return readers.pick_run(ni.NATIVE, out, path, side.trace_id if side.trace_id is not None else run,
+                                indexed=True)
+    if run is not None and side.replay_trace_id is not None and run.lower() != side.replay_trace_id.lower():
+        raise ReadError(path, f"two runs asked for: #{run} and --trace-id {side.replay_trace_id}")
+    if run is not None or side.replay_trace_id is not None or side.trace_id is None:
+        want = side.replay_trace_id if side.replay_trace_id is not None else run
+        return readers.pick_run(ni.NATIVE, out, path, want, indexed=True)
+    try:
+        return readers.pick_run(ni.NATIVE, out, path, side.trace_id, indexed=True)
+    except TraceNotFound:
+        return readers.pick_run(ni.NATIVE, out, path, None, indexed=True)

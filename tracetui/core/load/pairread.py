@@ -24,6 +24,8 @@ from typing import Any
 
 __all__ = ["PairRead"]
 
+_SIDE_OPTIONS = ("original_format", "replay_format", "trace_id", "replay_trace_id")  # what keys a kept side
+
 
 class _Cancelled(Exception):
     """Raised in the read thread's progress hook once ``cancel`` was called: the read stops there."""
@@ -86,7 +88,8 @@ class PairRead:
             self._rules, self._noise_error = [], str(exc)
         try:
             original, replay = read_pair(self.original, self.replay, early=self._on_early if early else None,
-                                         progress=self._on_progress, started=self._started, **self.options)
+                                         progress=self._on_progress, started=self._started, keep=False,
+                                         **self.options)
             stage = "diff"
             from tracetui.core.diff import diff_traces
 
@@ -100,6 +103,11 @@ class PairRead:
         with self._cond:
             self._end = end
             self._cond.notify_all()
+        if end[0] == "done" and not self._cancelled:  # kept for the next opening once the pair is handed over
+            from tracetui.core.load.pair import keep_pair
+
+            keep_pair(self.original, self.replay, (original, replay),
+                      **{k: v for k, v in self.options.items() if k in _SIDE_OPTIONS})
 
     def _noisy(self, diff: Any) -> None:
         """The user's noise rules applied to ``diff`` (or why they could not be: ``noise_error``)."""

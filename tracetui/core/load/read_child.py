@@ -13,9 +13,8 @@ that cannot be sent gives None: the caller reads the file itself, which reports 
 Why (docs/performance.md, "Both sides read at once"): reading a 100k-span OTLP/JSON file is ~5 s of per-span
 Python work in one process; sending its spans and adopting them here costs a fraction of that.
 
-The records carry what the child computed, the payload signatures among them: ``hash()`` values, equal here
-only because a forked child shares this process's hash seed (a spawned process would not: its spans would all
-read as changed files).
+The records carry what the child computed, the payload signatures among them (XXH3 hashes: the same in every
+process).
 
 A child can be forked *gated* (``ReadChild(..., gated=True)``): it waits, holding no core, until ``go``. The TUI
 forks it before importing Textual (no threads yet: a fork with threads running can copy a held lock) and lets it

@@ -35,7 +35,7 @@ from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span
 from tracetui.core.readers.mask import mask_attributes, mask_data
 
-__all__ = ["LazySpan", "PayloadFile", "make_lazy"]
+__all__ = ["LazySpan", "PayloadFile", "export_record", "line_file", "make_lazy"]
 
 _DATA = Span.__dict__["data"]  # the slot of Span.data (a member descriptor)
 _get_data = _DATA.__get__
@@ -190,3 +190,20 @@ def make_lazy(src: PayloadFile, recs: list[Any]) -> list[Any]:
         s._src = src
         recs[i] = s
     return recs
+
+
+def export_record(span: Span) -> tuple[Any, ...] | None:
+    """The ``make_lazy`` record of a ``LazySpan`` whose payload is a line of a ``PayloadFile`` (the index loader's
+    spans), for ``make_lazy`` over the same file in another process or a later opening
+    (``core.load.index_cache``); None for any other span (a plain ``Span``, an OTLP span: ``otlp_lazy.export_span``).
+    The payload is not in the record: it is read from the line again, and its span id checked, on first use."""
+    if type(span) is not LazySpan or type(span._src) is not PayloadFile:
+        return None
+    return (span.span_id, span.parent_id, span.seq, span.kind, span.name, span.start_ns, span.end_ns, span.status,
+            span.error_type, _get_attrs(span), span.trace_id, span.line, span._off, span._len, span._key, span._sig,
+            span._miss)
+
+
+def line_file(span: Span) -> PayloadFile | None:
+    """The ``PayloadFile`` a ``LazySpan`` of the index loader reads its line from; None for any other span."""
+    return span._src if type(span) is LazySpan and type(span._src) is PayloadFile else None

@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import Any, BinaryIO
 
 import orjson
+import xxhash
 from msgspec import Raw
 
 from tracetui.core.errors import ReadError, SourceChanged
@@ -94,6 +95,7 @@ def payload_pass(name: str, attrs: dict[str, Any], events: list[dict[str, Any]],
 
 
 _dumps = orjson.dumps
+_xxh3 = xxhash.xxh3_64_intdigest
 _Fragment = orjson.Fragment
 _VOLATILE = VOLATILE_ONLY_ATTRIBUTES
 
@@ -103,7 +105,7 @@ def signature(name: str, attrs: dict[str, Any], events: list[dict[str, Any]], st
     kept = attrs if _VOLATILE.isdisjoint(attrs) else {k: v for k, v in attrs.items() if k not in _VOLATILE}
     ev = [(e["name"], e["attributes"]) for e in events] if events else None
     try:
-        return hash((1, _dumps((name, status_error, kept, ev), default=_raw)))
+        return _xxh3(_dumps((name, status_error, kept, ev), default=_raw), 1)  # seed 1: never payload_sig's
     except TypeError:
         return None
 
@@ -130,7 +132,7 @@ class OtlpPayloads:
     span's decoded attributes and events are kept until then.
     """
 
-    __slots__ = ("file", "last", "parts", "pending", "reread", "scopes", "__weakref__")
+    __slots__ = ("adopted", "file", "last", "parts", "pending", "reread", "scopes", "__weakref__")
 
     def __init__(self, file: Any = None, reread: Reread | None = None) -> None:
         self.pending: list[tuple[str, dict[str, Any], list[dict[str, Any]], bool, Extras] | None] = []
@@ -138,6 +140,7 @@ class OtlpPayloads:
         self.scopes: dict[Any, _Ranges] = {}
         self.parts: dict[str, Mapping[str, Any]] = {}  # an llm's key fields by model (never changed)
         self.last: tuple[Extras, _Ranges] | None = None
+        self.adopted: tuple[Any, Any, _Ranges] | None = None  # the scope of the span adopted last
 
     def span(self, sid: str, parent: str | None, name: str, start: int | None, end: int | None, status: Status,
              attrs: dict[str, Any], events: list[dict[str, Any]], extras: Extras, tid: str | None,
@@ -194,10 +197,11 @@ class OtlpPayloads:
             pending = (span.data, span.attributes)
         return _record(span, pending, None)
 
-    def adopt(self, rec: tuple[Any, ...]) -> LazySpan:
+    def adopt(self, rec: tuple[Any, ...], key: tuple[Any, ...] | None = None) -> LazySpan:
         """The ``LazySpan`` an ``export`` record (of an ``OtlpPayloads`` or a ``_Ranges``) describes, its payload
         pass run here on first read. A span kept as its byte range reads it from this source's ``file``, which
-        must be the file the exporting process read (``core.load.read_child`` checks)."""
+        must be the file the exporting process read (``core.load.read_child`` checks). ``key``: its ``span_key``
+        when the exporting side computed it (kept only for a span with key fields: the key of those fields)."""
         s = _new(LazySpan)
         s._key = s._part = None
         (s.span_id, s.parent_id, s.seq, s.kind, s.name, s.start_ns, s.end_ns, s.status, s.error_type, s.trace_id,
@@ -206,7 +210,10 @@ class OtlpPayloads:
             if self.file is None:
                 raise ValueError(f"span {s.span_id}: a byte range adopted by a source without a file")
             s.data = s.attributes = None  # type: ignore[assignment]  # read on first use
-            s._src, s._off, s._len = self._ranges(rng[2], rng[3]), rng[0], rng[1]
+            last = self.adopted
+            if last is None or last[0] != rng[2] or last[1] != rng[3]:  # (the many spans of one scope: one lookup)
+                last = self.adopted = (rng[2], rng[3], self._ranges(rng[2], rng[3]))
+            s._src, s._off, s._len = last[2], rng[0], rng[1]
         else:
             s._src, s._off, s._len = self, len(self.pending), 0
             loaded = len(pending) == 2
@@ -214,6 +221,8 @@ class OtlpPayloads:
             self.pending.append(None if loaded else pending)
         # after ``data`` is set (its setter drops a key and signature set before)
         s._part, s._sig, s._miss = (part or _NO_PART) if part is not None else None, sig, miss
+        if key is not None and part is not None:
+            s._key = key
         return s
 
     def load(self, span: Span) -> dict[str, Any]:

@@ -1,0 +1,322 @@
+"""The index cache (``core.load.index_cache``): a big file's read kept for its next opening.
+
+The rules: a second ``read_pair`` of the same files with the same arguments gives the same ``Trace``s (every
+field, payloads decoded from the file on first use) without reading the files again; any change to a file (a
+write, a ``touch``, a file renamed over it) or a damaged entry makes it read the file again; nothing is kept
+when the cache is off, for a folder another user could write, or for small files; the folder stays under its
+limit; payload signatures are the same in every process (what makes an entry usable by the next one).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracetui.core import readers
+from tracetui.core.diff import diff_traces
+from tracetui.core.diff.compare import payload_sig
+from tracetui.core.diff.report import diff_report
+from tracetui.core.errors import ReadError
+from tracetui.core.load import index_cache, keep_pair, read_pair, start_pair
+from tracetui.core.load import native_index as ni
+from tracetui.core.model import SpanKind, Trace
+from tracetui.core.readers.lazyspan import LazySpan
+from tracetui.core.readers.otlp import OtlpJsonReader
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The cache on, in a folder of this test; files of any size cached and read as big ones are."""
+    monkeypatch.setenv("TRACETUI_INDEX_CACHE", "1")
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(index_cache, "MIN_BYTES", 0)
+    monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 0)
+    return tmp_path / "cache" / "index"
+
+
+def _bench(name: str) -> Any:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+@pytest.fixture(scope="module")
+def otlp_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The benchmarks' OTLP/JSON pair, 1,200 spans a run, 10 edits."""
+    return _bench("bench_otlp").ensure_otlp_pair(tmp_path_factory.mktemp("otlp"), 1200, 10, 3)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def native_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The benchmarks' tracetui/1 pair, 1,200 spans a run, 10 edits."""
+    orig, reps = _bench("bench_diff").ensure_data(tmp_path_factory.mktemp("native"), 1200, [10], 3)
+    return orig, reps[10]
+
+
+def _copy(pair: tuple[Path, Path], folder: Path) -> tuple[Path, Path]:
+    """The pair copied (a test changes its files)."""
+    folder.mkdir()
+    out = []
+    for p in pair:
+        q = folder / p.name
+        q.write_bytes(p.read_bytes())
+        out.append(q)
+    return out[0], out[1]
+
+
+def _same(got: Trace, want: Trace) -> None:
+    assert (got.path, got.format, got.trace_id, got.trace_ids, got.header) == \
+        (want.path, want.format, want.trace_id, want.trace_ids, want.header)
+    assert [str(i) for i in got.issues] == [str(i) for i in want.issues]
+    assert [(a.seq, a.line) for a in got.spans] == [(b.seq, b.line) for b in want.spans]
+    assert got.spans == want.spans  # every field, the payloads decoded
+
+
+class _Reads:
+    """Counts the files read (each reader entry ``read_pair`` can take), so a test can say none was."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[str] = []
+        for mod, name in ((readers, "read_trace"), (readers, "read_replay"), (ni, "parse_indexed")):
+            real = getattr(mod, name)
+            monkeypatch.setattr(mod, name, self._counted(name, real))
+
+    def _counted(self, name: str, real: Any) -> Any:
+        def counted(*a: Any, **k: Any) -> Any:
+            self.calls.append(name)
+            return real(*a, **k)
+        return counted
+
+
+@pytest.mark.parametrize("which", ["otlp", "native"])
+def test_a_second_opening_gives_the_same_pair_without_reading_the_files(
+        which: str, otlp_pair: tuple[Path, Path], native_pair: tuple[Path, Path], cache: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = otlp_pair if which == "otlp" else native_pair
+    first = read_pair(a, b, index_min_bytes=0)
+    assert len(list(cache.glob("*.idx"))) == 2  # one entry a side
+    reads = _Reads(monkeypatch)
+    again = read_pair(a, b, index_min_bytes=0)
+    assert reads.calls == []  # neither file read again
+    for t in again:  # payloads still in the file (a few OTLP spans were decoded by the read: the ties' order)
+        assert all(type(s) is LazySpan for s in t.spans)
+        assert sum(not s.loaded for s in t.spans) >= len(t.spans) - 5
+    # the same diff, computed from the kept keys and signatures ...
+    assert diff_report(diff_traces(*again)) == diff_report(diff_traces(*first))
+    # ... and the same traces, payloads read from the file
+    _same(again[0], first[0])
+    _same(again[1], first[1])
+
+
+def test_the_pair_read_without_the_cache_is_the_pair_read_with_it(otlp_pair: tuple[Path, Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a kept read gives is what read_trace / read_replay give (read_pair's own rule)."""
+    read_pair(*otlp_pair)
+    got = read_pair(*otlp_pair)
+    _same(got[0], readers.read_trace(otlp_pair[0]))
+    _same(got[1], readers.read_replay(otlp_pair[1]))
+
+
+@pytest.mark.parametrize("change", ["appended", "touched", "replaced"])
+def test_a_changed_file_is_read_again(change: str, native_pair: tuple[Path, Path], tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _copy(native_pair, tmp_path / "pair")
+    read_pair(a, b, index_min_bytes=0)
+    if change == "appended":  # a span more at the end: the size changes
+        last = b.read_bytes().splitlines()[-1]
+        b.write_bytes(b.read_bytes() + last.replace(b'"span_id":"', b'"span_id":"x') + b"\n")
+    elif change == "touched":  # same bytes, a new modification time
+        st = b.stat()
+        os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    else:  # another file renamed over it: another inode
+        tmp = b.with_suffix(".new")
+        tmp.write_bytes(b.read_bytes())
+        os.replace(tmp, b)
+    reads = _Reads(monkeypatch)
+    got = read_pair(a, b, index_min_bytes=0)
+    assert reads.calls == ["parse_indexed"]  # the replay read again; the original was kept
+    want = readers.read_replay(b)
+    assert len(got[1].spans) == len(want.spans) == len(readers.read_replay(native_pair[1]).spans) + \
+        (change == "appended")
+    _same(got[1], want)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_a_damaged_entry_is_a_miss_and_is_replaced(damage: str, otlp_pair: tuple[Path, Path], cache: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    first = read_pair(*otlp_pair)
+    for e in cache.glob("*.idx"):
+        blob = e.read_bytes()
+        e.write_bytes({"truncated": blob[: len(blob) // 2], "garbage": b"\x80\x04garbage" * 10, "empty": b""}[damage])
+    reads = _Reads(monkeypatch)
+    got = read_pair(*otlp_pair)
+    assert "read_trace" in reads.calls  # read again (the replay in a child: not counted here), no error
+    _same(got[0], first[0])
+    assert all(e.stat().st_size > 1000 for e in cache.glob("*.idx"))  # made again
+    reads.calls.clear()
+    read_pair(*otlp_pair)
+    assert reads.calls == []
+
+
+def test_nothing_is_kept_when_the_cache_is_off(otlp_pair: tuple[Path, Path], cache: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACETUI_INDEX_CACHE", "0")
+    read_pair(*otlp_pair)
+    assert not cache.exists()
+
+
+def test_small_files_are_not_kept(otlp_pair: tuple[Path, Path], cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_cache, "MIN_BYTES", max(p.stat().st_size for p in otlp_pair) + 1)
+    read_pair(*otlp_pair)
+    assert list(cache.glob("*.idx")) == []
+
+
+def test_a_folder_others_may_write_is_never_read_or_written(otlp_pair: tuple[Path, Path], cache: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    read_pair(*otlp_pair)
+    os.chmod(cache, 0o777)  # entries are pickles: a folder someone else may write could hold anything
+    try:
+        reads = _Reads(monkeypatch)
+        read_pair(*otlp_pair)
+        assert "read_trace" in reads.calls
+        assert index_cache.load(index_cache.Side(str(otlp_pair[0]), False, None, None, None)) is None
+    finally:
+        os.chmod(cache, 0o700)
+
+
+def test_each_run_choice_has_an_entry_of_its_own(native_pair: tuple[Path, Path], cache: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = native_pair
+    tid = readers.read_trace(a).trace_id
+    read_pair(a, b, index_min_bytes=0)
+    reads = _Reads(monkeypatch)
+    got = read_pair(a, b, index_min_bytes=0, trace_id=tid)
+    assert "parse_indexed" in reads.calls  # not the entries of the other arguments (the replay: in a child)
+    assert got[0].trace_id == tid
+    assert len(list(cache.glob("*.idx"))) == 4
+
+
+def test_one_side_kept_the_other_read_alone_with_its_errors_named(native_pair: tuple[Path, Path], tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = native_pair
+    read_pair(a, b, index_min_bytes=0)
+    reads = _Reads(monkeypatch)
+    other = _copy(native_pair, tmp_path / "other")[1]
+    got = read_pair(a, other, index_min_bytes=0)
+    assert reads.calls == ["parse_indexed"]
+    _same(got[1], readers.read_replay(other))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"")
+    with pytest.raises(ReadError) as err:
+        read_pair(a, cut, index_min_bytes=0)
+    assert err.value.side == "replay"  # type: ignore[attr-defined]
+
+
+def test_start_pair_forks_nothing_when_both_sides_are_kept(otlp_pair: tuple[Path, Path]) -> None:
+    read_pair(*otlp_pair)
+    started = start_pair(*otlp_pair)
+    try:
+        assert started.child is None and started.early_mod is None
+        assert started.cached is not None and None not in started.cached
+    finally:
+        started.cancel()
+    got = read_pair(*otlp_pair, started=started, early=lambda _found: None)
+    _same(got[0], readers.read_trace(otlp_pair[0]))
+
+
+def test_the_folder_is_kept_under_its_limit_the_entries_used_longest_ago_going_first(
+        otlp_pair: tuple[Path, Path], native_pair: tuple[Path, Path], cache: Path) -> None:
+    read_pair(*native_pair, index_min_bytes=0)
+    old = sorted(cache.glob("*.idx"))
+    for i, e in enumerate(old):
+        os.utime(e, ns=(10**18 + i, 10**18 + i))  # used long ago: old[0] longest ago
+    read_pair(*otlp_pair)
+    sizes = {e: e.stat().st_size for e in cache.glob("*.idx")}
+    new = set(sizes) - set(old)
+    assert len(old) == len(new) == 2
+    index_cache._prune(cache, limit=sum(sizes[e] for e in new) + sizes[old[1]])
+    assert set(cache.glob("*.idx")) == new | {old[1]}
+    index_cache._prune(cache, limit=sum(sizes[e] for e in new))
+    assert set(cache.glob("*.idx")) == new
+
+
+def test_payload_signatures_are_the_same_in_every_process() -> None:
+    """An entry made by one process is read by the next: signatures cannot be Python's per-process ``hash``."""
+    data = {"tool_name": "lookup", "arguments": {"id": 7}, "output": {"rows": [1, 2, 3]}, "status": "ok"}
+    code = ("from tracetui.core.diff.compare import payload_sig; from tracetui.core.model import SpanKind; "
+            f"print(payload_sig(SpanKind.TOOL, {data!r}))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2")}
+    assert outs == {str(payload_sig(SpanKind.TOOL, data))}
+
+
+def test_tracetui_diff_run_twice_gives_the_same_report_the_second_time_from_the_cache(
+        otlp_pair: tuple[Path, Path], cache: Path, tmp_path: Path) -> None:
+    """Two real ``tracetui diff`` processes: the same JSON report; the first one left the entries."""
+    env = {**os.environ, "TRACETUI_INDEX_CACHE": "1", "TRACETUI_CACHE_DIR": str(cache.parent),
+           "PYTHONPATH": str(ROOT)}
+    a, b = _copy(otlp_pair, tmp_path / "big")
+    for p in (a, b):  # big enough for the real threshold (the process does not see this test's patch)
+        with open(p, "ab") as fh:
+            fh.write(b" " * (4 * 2**20))
+    outs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-m", "tracetui", "diff", str(a), str(b), "--format", "json"],
+                           capture_output=True, env=env, cwd=tmp_path)
+        assert p.returncode == 1, p.stderr.decode()
+        outs.append(p.stdout)
+        if not list(cache.glob("*.idx")):
+            pytest.fail("the first process kept nothing")
+    assert outs[0] == outs[1]
+    assert len(list(cache.glob("*.idx"))) == 2
+
+
+def test_keep_false_writes_nothing_and_keep_pair_keeps_it_later(native_pair: tuple[Path, Path], cache: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``tracetui diff`` and the TUI do: read, show, then keep (the user does not wait for the entry)."""
+    pair = read_pair(*native_pair, index_min_bytes=0, keep=False)
+    assert not cache.exists() or list(cache.glob("*.idx")) == []
+    keep_pair(*native_pair, pair)
+    entries = {e: e.stat().st_ino for e in cache.glob("*.idx")}  # a new entry is a new file (renamed in)
+    assert len(entries) == 2
+    again = read_pair(*native_pair, index_min_bytes=0, keep=False)
+    keep_pair(*native_pair, again)  # kept already: not written again
+    assert {e: e.stat().st_ino for e in cache.glob("*.idx")} == entries
+    reads = _Reads(monkeypatch)
+    read_pair(*native_pair, index_min_bytes=0)
+    assert reads.calls == []
+
+
+def test_the_tui_read_keeps_the_pair_once_it_is_handed_over(otlp_pair: tuple[Path, Path], cache: Path) -> None:
+    from tracetui.core.load.pairread import PairRead
+
+    read = PairRead(*otlp_pair)
+    end = None
+    while end is None or end[0] not in ("done", "failed", "cancelled"):
+        end = read.next_event(timeout=60)
+    assert end[0] == "done"
+    read._thread.join(60)
+    assert len(list(cache.glob("*.idx"))) == 2
+    again = PairRead(*otlp_pair)
+    assert again._started.cached is not None and None not in again._started.cached  # no child forked
+    again.cancel()
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed_after_an_hour(native_pair: tuple[Path, Path],
+                                                                           cache: Path) -> None:
+    read_pair(*native_pair, index_min_bytes=0)
+    old, fresh = cache / ".tmp-old.idx", cache / ".tmp-fresh.idx"
+    for f in (old, fresh):
+        f.write_bytes(b"x")
+    os.utime(old, ns=(0, 0))
+    index_cache._prune(cache)
+    assert not old.exists() and fresh.exists()  # the fresh one may be another process's entry being written
