@@ -26,6 +26,7 @@ Usage::
     python benchmarks/bench_otlp.py --before /tmp/old # also an older tree's diff, same rounds
     python benchmarks/bench_otlp.py --tui --repeat 3  # every figure of issue 22, both formats, one run
     python benchmarks/bench_otlp.py --reopen --tui    # also each pair opened again from the index cache
+    python benchmarks/bench_otlp.py --floor           # also what diff costs besides reading the files
 """
 
 from __future__ import annotations
@@ -170,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
                     "same rounds, on the same pairs: before/after ratios from one run")
     ap.add_argument("--tui", action="store_true", help="also the TUI on each pair (bench_tui.measure): launch -> "
                     "first frame and first divergence, peak RSS")
+    ap.add_argument("--floor", action="store_true", help="also what `diff` costs besides reading the files: "
+                    "interpreter start + imports (a process), diff_traces + the JSON report (in this process, the "
+                    "pair read once), as a share of keep")
     ap.add_argument("--reopen", action="store_true", help="also each pair opened again (`diff` and, with --tui, the "
                     "TUI) with the index cache holding both files (core.load.index_cache; filled first)")
     args = ap.parse_args(argv)
@@ -204,15 +208,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'format':<18} {'MB/file':>8} {'diff s':>7} {'keep s':>7} {'stream s':>8} {'/keep':>6} {'/stream':>7} "
           f"{'peak MiB':>8} {'/file':>6}")
     for name, ((a, b), _tree) in rows.items():
-        f = {k: statistics.median(v) for k, v in figs[name].items()}
+        f = {k: statistics.median(v) for k, v in figs[name].items() if v}
         big = max(a.stat().st_size, b.stat().st_size)
         print(f"{name:<18} {big / 1e6:8.0f} {f['diff']:7.2f} {f['keep']:7.2f} {f['stream']:8.2f} "
               f"{f['diff'] / f['keep']:6.2f} {f['diff'] / f['stream']:7.2f} {f['rss'] / 2**20:8.0f} "
               f"{f['rss'] / big:6.2f}")
+    if args.floor:
+        print("the floor besides reading (best of 3): start+imports, diff_traces, report; their sum / keep")
+        for name, ((a, b), tree) in rows.items():
+            fl = floor(a, b, args.python, tree)
+            keep = statistics.median(figs[name]["keep"])
+            print(f"{name:<18} {fl[0]:6.2f} {fl[1]:6.2f} {fl[2]:6.2f}   {sum(fl):6.2f} s = {sum(fl) / keep:5.2f}x keep")
     if cache is not None:
         print(f"opened again, the index cache holding both files: {'format':<18} {'diff s':>7} {'/keep':>6}")
         for name in rows:
-            f = {k: statistics.median(v) for k, v in figs[name].items()}
+            f = {k: statistics.median(v) for k, v in figs[name].items() if v}
             print(f"{'':<49} {name:<18} {f['reopen']:7.2f} {f['reopen'] / f['keep']:6.2f}")
     if args.tui:
         tui(pairs, args.repeat)
@@ -222,6 +232,34 @@ def main(argv: list[str] | None = None) -> int:
     if cache is not None:
         shutil.rmtree(cache, ignore_errors=True)
     return 0
+
+
+def floor(a: Path, b: Path, python: str, tree: Path = ROOT) -> tuple[float, float, float]:
+    """What ``tracetui diff A B --format json`` costs besides reading the pair: (interpreter start + the imports
+    ``diff`` makes, as a whole process; ``diff_traces``; ``diff_report`` + its JSON), seconds, best of 3."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "TRACETUI_INDEX_CACHE": "0"}
+    code = ("import tracetui.cli.main, tracetui.cli.commands, tracetui.core.diff, tracetui.core.diff.report, "
+            "tracetui.core.diff.labels, tracetui.core.diff.noise, tracetui.cli.render")
+    starts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([python, "-c", code], env=env, cwd=tree, check=True)
+        starts.append(time.perf_counter() - t)
+    from tracetui.cli.render import dumps_json
+    from tracetui.core.diff import diff_traces
+    from tracetui.core.diff.report import diff_report
+    from tracetui.core.load import read_pair
+
+    pair = read_pair(a, b, keep=False)
+    dts, rps = [], []
+    for _ in range(3):
+        t = time.perf_counter()
+        d = diff_traces(*pair)
+        t1 = time.perf_counter()
+        dumps_json(diff_report(d))
+        dts.append(t1 - t)
+        rps.append(time.perf_counter() - t1)
+    return min(starts), min(dts), min(rps)
 
 
 def tui(pairs: dict[str, tuple[Path, Path]], repeat: int, cache: Path | None = None) -> None:

@@ -43,6 +43,21 @@ def test_bench_otlp_runs_on_a_small_pair(tmp_path: Path) -> None:
     assert "peak MiB" in out.stdout
 
 
+def test_bench_otlp_prints_the_floor_and_the_reopened_pair(tmp_path: Path) -> None:
+    """`bench_otlp.py --floor --reopen`: what diff costs besides reading, and each pair opened again, both formats
+    (files this small are not kept by the index cache: the rows are printed all the same)."""
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_otlp.py", "-n", "300", "--repeat", "1", "--data", str(tmp_path),
+         "--floor", "--reopen"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    floor = out.stdout.split("the floor besides reading", 1)[1].split("opened again", 1)[0]
+    assert [line.split()[0] for line in floor.splitlines()[1:] if line.strip()] == ["tracetui/1", "OTLP/JSON"]
+    again = out.stdout.split("opened again", 1)[1].splitlines()[1:]
+    assert sorted(line.split()[0] for line in again if line.strip()) == ["OTLP/JSON", "tracetui/1"], out.stdout
+
+
 def test_bench_otlp_tui_prints_the_tuis_figures_for_both_formats(tmp_path: Path) -> None:
     """`bench_otlp.py --tui`: every figure of issue 22 in one run, the TUI's too, for both formats."""
     out = subprocess.run(
