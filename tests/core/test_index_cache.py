@@ -320,3 +320,27 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed_after_an_hour(nativ
     os.utime(old, ns=(0, 0))
     index_cache._prune(cache)
     assert not old.exists() and fresh.exists()  # the fresh one may be another process's entry being written
+
+
+def test_an_entry_made_by_other_reader_code_is_not_used(native_pair: tuple[Path, Path],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable install whose readers changed (another digest of core's sources) reads the files again."""
+    read_pair(*native_pair, index_min_bytes=0)
+    monkeypatch.setattr(index_cache, "_code_stamp", lambda: "another-code")
+    reads = _Reads(monkeypatch)
+    read_pair(*native_pair, index_min_bytes=0)
+    assert "parse_indexed" in reads.calls
+
+
+def test_the_code_digest_follows_the_core_sources(tmp_path: Path) -> None:
+    """Same sources, same digest (an entry is found again); one file's time changed, another digest."""
+    first = index_cache._code_stamp.__wrapped__()
+    assert first == index_cache._code_stamp.__wrapped__() and len(first) == 16
+    f = Path(index_cache.__file__).resolve().parent / "channel.py"
+    st = f.stat()
+    try:
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+        assert index_cache._code_stamp.__wrapped__() != first
+    finally:
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert index_cache._code_stamp.__wrapped__() == first

@@ -13,7 +13,8 @@ An entry is used only for the file it was made from: the device, inode, size, ``
 of the descriptor the spans were read through must equal those of the descriptor opened now (any write,
 truncation, rename over it or ``touch`` changes one of them: then the file is read, and the entry replaced).
 The key also holds the path as given, which side it is (original/replay), the reader name and run asked for,
-tracetui's version and ``CACHE_FORMAT``.
+tracetui's version, ``CACHE_FORMAT`` and a digest of the names, sizes and times of ``tracetui/core``'s source
+files (so an editable install whose readers changed reads files again).
 
 Where: ``$TRACETUI_CACHE_DIR/index``, else ``$XDG_CACHE_HOME/tracetui/index``, else
 ``~/.cache/tracetui/index`` (made with mode 0700; a folder another user owns or may write is never read,
@@ -27,6 +28,7 @@ damaged, truncated or unreadable entry is a miss (and is removed), never an erro
 from __future__ import annotations
 
 import copy
+import functools
 import gc
 import hashlib
 import os
@@ -262,8 +264,23 @@ def _adopted(file: PayloadFile, source: str, recs: list[Any], keys: list[Any]) -
 
 def _name(side: Side) -> str:
     path = split_run_ref(side.ref)[0]
-    key = repr((CACHE_FORMAT, __version__, os.path.abspath(path), tuple(side)))
+    key = repr((CACHE_FORMAT, __version__, _code_stamp(), os.path.abspath(path), tuple(side)))
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40] + ".idx"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_stamp() -> str:
+    """A digest of the core package's source files (name, size, modification time): an editable install whose
+    readers changed since an entry was made does not use it (a release changes ``__version__`` too)."""
+    core = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted(core.rglob("*.py")):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        h.update(f"{f.relative_to(core)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
 
 
 def _identity(fd: int) -> tuple[int, int, int, int, int]:
