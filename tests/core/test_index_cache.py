@@ -344,3 +344,20 @@ def test_the_code_digest_follows_the_core_sources(tmp_path: Path) -> None:
     finally:
         os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert index_cache._code_stamp.__wrapped__() == first
+
+
+def test_with_an_early_look_asked_one_kept_side_alone_is_not_taken(native_pair: tuple[Path, Path], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI with a new replay of a kept original: the early look (both files read at once, the first divergence
+    before either is whole) is sooner than the kept original plus the replay read alone."""
+    a, b = native_pair
+    read_pair(a, b, index_min_bytes=0)
+    other = _copy(native_pair, tmp_path / "other")[1]
+    seen: list[Any] = []
+    reads = _Reads(monkeypatch)
+    got = read_pair(a, other, index_min_bytes=0, early=seen.append)
+    assert reads.calls.count("parse_indexed") >= 1 and seen  # read as without the cache: early rows shown
+    _same(got[0], readers.read_trace(a))
+    reads.calls.clear()
+    read_pair(a, other, index_min_bytes=0, early=seen.append)  # both kept now: neither read
+    assert reads.calls == []

@@ -99,7 +99,7 @@ def read_pair(
     sides = _sides(args)
     hit = started.cached if started is not None and started.args == args and started.opened else None
     if hit is None:
-        hit = _cached(sides)
+        hit = _cached(sides, early is not None)
     if hit[0] is not None or hit[1] is not None:  # kept by an earlier opening (index_cache): no early look
         if started is not None:
             started.cancel()
@@ -257,7 +257,7 @@ def start_pair(
             index_min_bytes, processes, early)
     start = PairStart(args)
     try:
-        start.cached = _cached(_sides(args))
+        start.cached = _cached(_sides(args), early)
         if start.cached[0] is not None or start.cached[1] is not None:
             start.opened = True  # read_pair reads the other side, if any, itself
             return start
@@ -330,8 +330,14 @@ def _sides(args: tuple[Any, ...]) -> tuple[index_cache.Side, index_cache.Side]:
             index_cache.Side(replay, True, replay_format, trace_id, replay_trace_id))
 
 
-def _cached(sides: tuple[index_cache.Side, index_cache.Side]) -> tuple[Trace | None, Trace | None]:
-    return index_cache.load(sides[0]), index_cache.load(sides[1])
+def _cached(sides: tuple[index_cache.Side, index_cache.Side], early: bool) -> tuple[Trace | None, Trace | None]:
+    """Both sides from the index cache, or either alone. With an early look asked for, one side alone is not
+    taken: the other read alone (one core, no early rows) would show the first divergence later than the early
+    look does (a new replay of a kept original, in the TUI)."""
+    got = index_cache.load(sides[0]), index_cache.load(sides[1])
+    if early and (got[0] is None) != (got[1] is None):
+        return None, None
+    return got
 
 
 def _with_cached(sides: tuple[index_cache.Side, index_cache.Side], hit: tuple[Trace | None, Trace | None],
