@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("TRACETUI_INDEX_CACHE", "1")
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(index_cache, "MIN_BYTES", 0)
+    monkeypatch.setattr(index_cache, "RACY_NS", 0)  # files made by the test a moment ago are kept too
     monkeypatch.setattr(OtlpJsonReader, "lazy_min_bytes", 0)
     return tmp_path / "cache" / "index"
 
@@ -265,9 +267,11 @@ def test_tracetui_diff_run_twice_gives_the_same_report_the_second_time_from_the_
     env = {**os.environ, "TRACETUI_INDEX_CACHE": "1", "TRACETUI_CACHE_DIR": str(cache.parent),
            "PYTHONPATH": str(ROOT)}
     a, b = _copy(otlp_pair, tmp_path / "big")
-    for p in (a, b):  # big enough for the real threshold (the process does not see this test's patch)
+    old = time.time_ns() - 10 * 10**9
+    for p in (a, b):  # big enough for the real threshold (the process does not see this test's patches) ...
         with open(p, "ab") as fh:
             fh.write(b" " * (4 * 2**20))
+        os.utime(p, ns=(old, old))  # ... and written long enough ago (RACY_NS)
     outs = []
     for _ in range(2):
         p = subprocess.run([sys.executable, "-m", "tracetui", "diff", str(a), str(b), "--format", "json"],
@@ -361,3 +365,81 @@ def test_with_an_early_look_asked_one_kept_side_alone_is_not_taken(native_pair: 
     reads.calls.clear()
     read_pair(a, other, index_min_bytes=0, early=seen.append)  # both kept now: neither read
     assert reads.calls == []
+
+
+def test_a_file_written_between_its_read_and_the_keep_is_not_kept(native_pair: tuple[Path, Path], tmp_path: Path,
+                                                                  cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent still appending to its trace while it is diffed: what was read is not the file any more, so it
+    is not kept (an entry holding the old spans under the new identity would be used from then on)."""
+    a, b = _copy(native_pair, tmp_path / "pair")
+    pair = read_pair(a, b, index_min_bytes=0, keep=False)
+    last = a.read_bytes().splitlines()[-1]
+    with open(a, "ab") as fh:  # the file grows after the read, before the keep
+        fh.write(last.replace(b'"span_id":"', b'"span_id":"late') + b"\n")
+    keep_pair(a, b, pair)
+    assert len(list(cache.glob("*.idx"))) == 1  # the replay only
+    reads = _Reads(monkeypatch)
+    got = read_pair(a, b, index_min_bytes=0)
+    assert "parse_indexed" in reads.calls  # the original read again
+    _same(got[0], readers.read_trace(a))
+    assert len(got[0].spans) == len(pair[0].spans) + 1
+
+
+def test_a_file_modified_just_before_its_read_is_kept_only_by_a_later_opening(
+        native_pair: tuple[Path, Path], tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git's racy case: on a filesystem whose times tick once a second, a same-size write later in the second of
+    the read would not change the identity; a file written less than RACY_NS before its read is not kept."""
+    monkeypatch.setattr(index_cache, "RACY_NS", 2 * 10**9)
+    a, b = _copy(native_pair, tmp_path / "pair")  # written now
+    read_pair(a, b, index_min_bytes=0)
+    assert list(cache.glob("*.idx")) == []
+    old = time.time_ns() - 10 * 10**9
+    for f in (a, b):
+        os.utime(f, ns=(old, old))
+    read_pair(a, b, index_min_bytes=0)
+    assert len(list(cache.glob("*.idx"))) == 2
+
+
+def test_an_entry_that_is_not_a_regular_file_is_a_miss_never_a_wait(otlp_pair: tuple[Path, Path], cache: Path) -> None:
+    read_pair(*otlp_pair)
+    entries = sorted(cache.glob("*.idx"))
+    entries[0].unlink()
+    os.mkfifo(entries[0])  # nobody writes it: an open or read that blocked would never return
+    entries[1].unlink()
+    entries[1].mkdir()
+    got = read_pair(*otlp_pair)  # read as without the cache
+    _same(got[0], readers.read_trace(otlp_pair[0]))
+
+
+def test_an_entry_another_user_owns_is_not_used_and_is_replaced(native_pair: tuple[Path, Path], cache: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs to give a file to another user (root)")
+    read_pair(*native_pair, index_min_bytes=0)
+    for e in cache.glob("*.idx"):
+        os.chown(e, 12345, 12345)  # after `sudo -E tracetui diff`, say
+    reads = _Reads(monkeypatch)
+    read_pair(*native_pair, index_min_bytes=0)
+    assert "parse_indexed" in reads.calls
+    assert {e.stat().st_uid for e in cache.glob("*.idx")} == {0}  # made again, this user's
+    reads.calls.clear()
+    read_pair(*native_pair, index_min_bytes=0)
+    assert reads.calls == []
+
+
+def test_no_home_folder_means_no_cache_not_an_error(native_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """A container's uid with no passwd entry and no HOME: `Path.home()` raises; the pair is read all the same."""
+    for name in ("TRACETUI_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert index_cache.cache_dir() is None
+    got = read_pair(*native_pair, index_min_bytes=0)
+    _same(got[0], readers.read_trace(native_pair[0]))
+    monkeypatch.setenv("HOME", "")  # empty: not "/" (Python would make /.cache)
+    assert index_cache.cache_dir() is None
+

@@ -10,8 +10,11 @@ descriptor of the file, so payloads are read from the file on first use and chec
 signature) exactly as after a read.
 
 An entry is used only for the file it was made from: the device, inode, size, ``mtime_ns`` and ``ctime_ns``
-of the descriptor the spans were read through must equal those of the descriptor opened now (any write,
-truncation, rename over it or ``touch`` changes one of them: then the file is read, and the entry replaced).
+of the file when its read started (``PayloadFile.opened``) must equal those of the descriptor opened now (any
+write, truncation, rename over it or ``touch`` changes one of them: then the file is read, and the entry
+replaced). A read is kept only if the file still has that identity when it is kept (not written to meanwhile)
+and was last modified ``RACY_NS`` or more before the read started (a filesystem whose times tick once a second
+would not show a same-size write made later in that second).
 The key also holds the path as given, which side it is (original/replay), the reader name and run asked for,
 tracetui's version, ``CACHE_FORMAT`` and a digest of the names, sizes and times of ``tracetui/core``'s source
 files (so an editable install whose readers changed reads files again).
@@ -45,7 +48,7 @@ from tracetui.core.diff.align import span_key
 from tracetui.core.model import Span, Trace
 from tracetui.core.readers import split_run_ref
 from tracetui.core.readers.gc_paused import promote_young_objects
-from tracetui.core.readers.lazyspan import LazySpan, PayloadFile, export_record, line_file, make_lazy
+from tracetui.core.readers.lazyspan import LazySpan, PayloadFile, export_record, file_identity, line_file, make_lazy
 from tracetui.core.readers.otlp import payload_source
 from tracetui.core.readers.otlp_lazy import export_span, range_file
 
@@ -59,6 +62,11 @@ MIN_BYTES = 4 * 2**20
 
 MAX_TOTAL_BYTES = 2 * 2**30
 """The cache folder's size limit, in bytes (a 100k-span file's entry: ~15-25 MB)."""
+
+RACY_NS = 2 * 10**9
+"""A file modified less than this before its read started is not kept (git's "racy" case): on a filesystem
+whose times tick once a second, a same-size write later in that second would leave the entry looking valid.
+Such a file is kept by a later opening."""
 
 SHARE = 0.9
 """The least share of a trace's spans kept in the file (not holding their payloads) for it to be cached."""
@@ -88,8 +96,16 @@ def cache_dir() -> Path | None:
     if root:
         return Path(root) / "index"
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "tracetui" / "index"
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "tracetui" / "index"
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        return None  # HOME= (empty) or relative: no folder that is surely this user's
+    try:
+        base = Path.home()
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry (a container's uid): no cache
+        return None
+    return base / ".cache" / "tracetui" / "index"
 
 
 def load(side: Side) -> Trace | None:
@@ -116,8 +132,10 @@ def _load(side: Side) -> Trace | None:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size < MIN_BYTES:
             return None
-        with open(entry, "rb") as fh:
-            if os.fstat(fh.fileno()).st_uid != os.getuid():
+        fd = os.open(entry, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:  # (non-blocking: a FIFO put there is refused below, never waited on)
+            est = os.fstat(fd)
+            if not stat.S_ISREG(est.st_mode) or est.st_uid != os.getuid():
                 return None
             blob = fh.read()
     except OSError:
@@ -137,7 +155,7 @@ def _load(side: Side) -> Trace | None:
         file = PayloadFile(path)
     except OSError:
         return None
-    if _identity(file.fd) != ident:
+    if file.opened != ident:
         return None  # another file, or this one changed: read again (the entry is replaced then)
     try:
         trace.spans = _adopted(file, source, recs, keys)
@@ -172,16 +190,20 @@ def _store(side: Side, trace: Trace) -> bool:
         file = next((f for f in map(_file_of, trace.spans) if f is not None), None)
         if type(file) is not PayloadFile:
             return False
-        ident = _identity(file.fd)
-        if ident[2] < MIN_BYTES:
-            return False
+        ident = file.opened  # the file as it was when its read started
+        if ident[2] < MIN_BYTES or file_identity(os.fstat(file.fd)) != ident:
+            return False  # small, or written to since the read started: what was read is not the file
+        if file.opened_ns - ident[3] < RACY_NS:
+            return False  # written just before the read: a write in the same clock tick would go unseen
         folder = _trusted(cache_dir(), create=True)
         if folder is None:
             return False
         head_bytes = _MAGIC + _IDENT.pack(*ident)
         try:
-            with open(folder / _name(side), "rb") as fh:
-                if fh.read(_HEAD) == head_bytes:
+            fd = os.open(folder / _name(side), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "rb") as fh:
+                est = os.fstat(fd)
+                if stat.S_ISREG(est.st_mode) and est.st_uid == os.getuid() and fh.read(_HEAD) == head_bytes:
                     return True  # kept already (this trace came from it, or was kept by an earlier call)
         except OSError:
             pass
@@ -283,12 +305,7 @@ def _code_stamp() -> str:
     return h.hexdigest()[:16]
 
 
-def _identity(fd: int) -> tuple[int, int, int, int, int]:
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns & _U64, st.st_ctime_ns & _U64
 
-
-_U64 = 2**64 - 1  # (a time before 1970 is negative)
 
 
 def _trusted(folder: Path | None, *, create: bool) -> Path | None:

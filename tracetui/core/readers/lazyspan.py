@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from typing import Any, Mapping
 
@@ -35,7 +36,7 @@ from tracetui.core.errors import SourceChanged
 from tracetui.core.model import Span
 from tracetui.core.readers.mask import mask_attributes, mask_data
 
-__all__ = ["LazySpan", "PayloadFile", "export_record", "line_file", "make_lazy"]
+__all__ = ["LazySpan", "PayloadFile", "export_record", "file_identity", "line_file", "make_lazy"]
 
 _DATA = Span.__dict__["data"]  # the slot of Span.data (a member descriptor)
 _get_data = _DATA.__get__
@@ -51,19 +52,34 @@ class PayloadFile:
     The descriptor is closed when the last span (and this object) is gone.
     """
 
-    __slots__ = ("path", "fd", "__weakref__")
+    __slots__ = ("path", "fd", "opened", "opened_ns", "__weakref__")
 
-    def __init__(self, path: str, fd: int | None = None) -> None:
-        """Opens ``path``, or takes ``fd`` (a descriptor of it, already open: closed with this object)."""
+    def __init__(self, path: str, fd: int | None = None, before: os.stat_result | None = None) -> None:
+        """Opens ``path``, or takes ``fd`` (a descriptor of it, already open: closed with this object).
+
+        ``opened``: the file's ``(device, inode, size, mtime_ns, ctime_ns)`` when it was opened (or ``before``,
+        a ``stat`` of it taken before its bytes were read, when the caller read them first), and
+        ``opened_ns``, the time then (ns since the epoch): ``core.load.index_cache`` keeps a read only of a file
+        that has not changed since."""
         self.path = path
+        self.opened_ns = time.time_ns()
         self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)) if fd is None else fd
         weakref.finalize(self, os.close, self.fd)
+        st = before if before is not None else os.fstat(self.fd)
+        self.opened = file_identity(st)
 
     def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` (fewer at end of file)."""
         return os.pread(self.fd, length, offset)
 
 
+def file_identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """``(device, inode, size, mtime_ns, ctime_ns)`` of a ``stat``: what changes when a file is written,
+    truncated, touched or replaced (times before 1970 taken modulo 2**64, so every field is unsigned)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns & _U64, st.st_ctime_ns & _U64
+
+
+_U64 = 2**64 - 1
 _LOCK = threading.Lock()  # two threads reading one span's payload at once: parse once
 
 

@@ -31,6 +31,8 @@ span's bytes read again. Every trace id is one run, in file order; ``seq`` is le
 
 from __future__ import annotations
 
+import io
+import os
 from typing import Any, BinaryIO, cast
 
 from msgspec import UNSET
@@ -128,14 +130,19 @@ class OtlpJsonReader:
         """``read`` of the open file ``fh`` (``head``: its first bytes, read already): a big regular file's
         spans read their bytes again from it on first use (``otlp_lazy.kept_file``): the bytes are not kept.
         Raises ``ReadError`` as ``read``, or when the file grows past its allowance while being read."""
-        return self._read(path, read_rest(fh, path, head), fh)
+        try:
+            before: os.stat_result | None = os.fstat(fh.fileno())  # the file as its read starts
+        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+            before = None
+        return self._read(path, read_rest(fh, path, head), fh, before)
 
-    def _read(self, path: str, data: bytes, fh: BinaryIO | None) -> ReaderOutput:
+    def _read(self, path: str, data: bytes, fh: BinaryIO | None, before: os.stat_result | None = None
+              ) -> ReaderOutput:
         if len(data) < self.lazy_min_bytes:
             return _Reading(path).run(data)
         try:  # a big file: msgspec Structs, spans kept as byte ranges (otlp_fast); the careful path when in doubt
             values, several = documents(data, anyvalue)
-            return _Reading(path, lazy=True, file=kept_file(path, data, fh)).records(values, several)
+            return _Reading(path, lazy=True, file=kept_file(path, data, fh, before)).records(values, several)
         except (Doubt, BadValue, RecursionError):  # RecursionError: an AnyValue nested too deeply (reported there)
             return _Reading(path, lazy=True).run(data)
 

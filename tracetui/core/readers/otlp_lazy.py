@@ -308,14 +308,16 @@ def _mapped(span: Span, name: str, attrs: dict[str, Any], events: list[dict[str,
     return data
 
 
-def kept_file(path: str, data: bytes, fh: BinaryIO | None) -> PayloadFile | InMemory:
+def kept_file(path: str, data: bytes, fh: BinaryIO | None, before: os.stat_result | None = None
+              ) -> PayloadFile | InMemory:
     """The ``file`` of an ``OtlpPayloads`` for ``data``, the bytes of ``path`` read through ``fh``: a
     ``PayloadFile`` on a new descriptor of ``fh`` when it is a regular file (the spans' bytes are read
     again with ``os.pread``: a file replaced by rename still gives its old bytes; no ``mmap``, which kills
-    the process with SIGBUS when the file is truncated); else ``data`` itself, kept (``InMemory``)."""
+    the process with SIGBUS when the file is truncated); else ``data`` itself, kept (``InMemory``).
+    ``before``: ``fh``'s ``stat`` taken before ``data`` was read (``PayloadFile.opened``)."""
     try:
         if fh is not None and stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return PayloadFile(path, os.dup(fh.fileno()))
+            return PayloadFile(path, os.dup(fh.fileno()), before)
     except (OSError, AttributeError, ValueError, io.UnsupportedOperation):  # not a real file (BytesIO)
         pass
     return InMemory(path, data)
