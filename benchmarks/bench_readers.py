@@ -25,6 +25,7 @@ Usage::
     python benchmarks/bench_readers.py -n 10000 --repeat 3
     python benchmarks/bench_readers.py --only tau        # files whose name contains "tau"
     python benchmarks/bench_readers.py --profile FILE    # cProfile of one read of FILE, top 25
+    python benchmarks/bench_readers.py --scaled 20000 --no-generated --only scaled   # 20k-observation exports
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import pstats
 import statistics
 import sys
 import zipfile
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -215,10 +217,79 @@ def settle() -> None:
     gc.collect()
 
 
+_TIMES = ("startTime", "endTime", "completionStartTime")
+
+
+def _shifted(value: Any, ms: int) -> Any:
+    """An ISO time string ``ms`` milliseconds later (``...Z``, milliseconds); anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    return (t + timedelta(milliseconds=ms)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def scaled_langfuse(src: Path, out: Path, n: int) -> Path:
+    """A Langfuse trace export of at least ``n`` observations: ``src``'s observations copied again and again, one
+    copy after the other in time (each copy's times shifted past the one before), ids and parent ids suffixed
+    with the copy's number, under ``src``'s trace: a long run of the same agent. Written once."""
+    if out.exists():
+        return out
+    doc = orjson.loads(src.read_bytes())
+    obs = doc["observations"]
+    starts = [datetime.fromisoformat(o[k].replace("Z", "+00:00")) for o in obs for k in _TIMES
+              if isinstance(o.get(k), str)]
+    span_ms = int((max(starts) - min(starts)).total_seconds() * 1000) + 1 if starts else 1
+    copies = []
+    for k in range(-(-n // len(obs))):
+        for o in obs:
+            c = dict(o, id=f"{o['id']}-{k}")
+            if c.get("parentObservationId"):
+                c["parentObservationId"] = f"{o['parentObservationId']}-{k}"
+            for t in _TIMES:
+                if t in c:
+                    c[t] = _shifted(c[t], k * span_ms)
+            copies.append(c)
+    doc["observations"] = copies
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(orjson.dumps(doc))
+    return out
+
+
+def scaled_langsmith(src: Path, out: Path, n: int) -> Path:
+    """A LangSmith run-ingest batch (``{"post": [...], "patch": [...]}``) of at least ``n`` runs: ``src``'s runs
+    copied, each copy under run ids whose last 8 hex digits are the copy's number (so they stay UUIDs, and the
+    ``dotted_order`` naming them stays well-formed). Written once."""
+    if out.exists():
+        return out
+    text = src.read_text()
+    doc = orjson.loads(text)
+    ids = sorted({r["id"] for part in ("post", "patch") for r in doc.get(part, [])})
+    post: list[Any] = []
+    patch: list[Any] = []
+    for k in range(-(-n // max(1, len(doc.get("post", []))))):
+        t = text
+        for i, rid in enumerate(ids):
+            t = t.replace(rid, f"{rid[:-8]}{(k * len(ids) + i) % 2**32:08x}")
+        d = orjson.loads(t)
+        post += d.get("post", [])
+        patch += d.get("patch", [])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(orjson.dumps({"post": post, "patch": patch}))
+    return out
+
+
 def files(args: argparse.Namespace) -> list[Path]:
     found: list[Path] = []
     if CORPUS.is_dir() and not args.no_corpus:
         found += sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
+    if CORPUS.is_dir() and args.scaled:
+        for src in sorted((CORPUS / "langfuse").glob("*.json")):
+            found.append(scaled_langfuse(src, args.data / f"scaled_{args.scaled}_{src.name}", args.scaled))
+        for src in sorted((CORPUS / "langsmith").glob("*.json")):
+            found.append(scaled_langsmith(src, args.data / f"scaled_{args.scaled}_{src.name}", args.scaled))
     if not args.no_generated:
         native, _ = ensure_data(args.data, args.spans, [], args.seed)
         found.append(native)
@@ -238,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-corpus", action="store_true", help="skip ../shared/corpus")
     ap.add_argument("--no-generated", action="store_true", help="skip the generated 100k-span files")
     ap.add_argument("--profile", type=Path, metavar="FILE", help="cProfile one read of FILE instead of timing")
+    ap.add_argument("--scaled", type=int, metavar="N", help="also the corpus's Langfuse and LangSmith files scaled "
+                    "to N observations / runs (their records copied under new ids; written once to --data)")
     args = ap.parse_args(argv)
 
     if args.profile:

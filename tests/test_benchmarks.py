@@ -79,3 +79,20 @@ def test_bench_otlp_1m_runs_on_a_small_pair(tmp_path: Path) -> None:
                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "divergences 3" in out.stdout, out.stdout
+
+
+def test_bench_readers_scales_the_corpus_exports_and_each_scaled_file_reads_whole(tmp_path: Path) -> None:
+    """`bench_readers.py --scaled N`: the corpus's Langfuse and LangSmith files copied up to N observations / runs
+    (under new ids, one copy after the other), each read by its own reader with every copy's spans."""
+    from tests.corpus import corpus
+
+    corpus("langfuse/koog-2025-08-26.trace.json")  # skips without the shared corpus
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_readers.py", "--scaled", "120", "--no-generated", "--only", "scaled_",
+         "--repeat", "1", "--data", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = [line.split() for line in out.stdout.splitlines() if line.startswith("scaled_120_")]
+    assert {r[1] for r in rows} == {"langfuse", "langsmith"}, out.stdout
+    assert all(int(r[3]) >= 120 for r in rows), out.stdout  # spans: every copy read
