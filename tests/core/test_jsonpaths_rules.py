@@ -7,6 +7,7 @@ the closing bracket), on values built here.
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -30,6 +31,7 @@ from tracetui.core.diff.jsonpaths import (
     ("", []),
     (".a", ["a"]),
     (".a.b", ["a", "b"]),
+    (".aXb.X", ["aXb", "X"]),
     ("[0]", [0]),
     ("[12]", [12]),
     (".a[0]", ["a", 0]),
@@ -133,6 +135,33 @@ def test_a_value_too_deep_for_orjson_is_still_printed_as_indented_json() -> None
     assert p.is_json
     assert len(p.lines) == 2 + 2 * 300 + 1 + 3
     assert p.lines[-4:] == ['  ],', '  "s": {', '    "a": 1', '  }', '}'][-4:]
+
+
+def test_a_value_orjson_cannot_write_keeps_its_text_as_is_and_other_objects_as_their_text() -> None:
+    when = datetime.date(2026, 11, 3)
+    p = pretty_value({"n": 2**70, "s": "café ✓", "d": when, 1: "one"})
+    assert p.is_json
+    assert p.lines == ['{', f'  "n": {2**70},', '  "s": "café ✓",', '  "d": "2026-11-03",', '  "1": "one"', '}']
+
+
+def test_a_key_that_is_not_a_string_is_printed_as_its_text() -> None:
+    assert pretty_value({1: "x"}).lines == ['{', '  "1": "x"', '}']
+    assert pretty_value({1: "x", "s": "[2]"}).lines == ['{', '  "1": "x",', '  "s": [', '    2', '  ]', '}']
+
+
+def test_a_circular_value_is_shown_as_python_prints_it() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    p = pretty_value(loop)
+    assert p == Pretty(["[1, [...]]"], False, loop)
+    mapping: dict[str, Any] = {"a": '{"b": 1}'}
+    mapping["self"] = mapping
+    assert pretty_value(mapping) == Pretty(["{'a': '{\"b\": 1}', 'self': {...}}"], False, mapping)
+
+
+def test_prose_holding_json_too_deep_to_canonicalise_is_shown_raw() -> None:
+    text = "[\n" + "[" * 1015 + "]" * 1015 + "\n]"  # parsed (orjson reads 1024 levels), not canonicalised
+    assert pretty_value(text) == Pretty(["[", "[" * 1015 + "]" * 1015, "]"], False, text)
 
 
 def _nested(depth: int, leaf: Any = None) -> Any:
