@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,20 @@ def test_a_divergence_key_is_its_type_and_both_span_ids_with_a_dash_for_a_missin
 
 
 def test_now_is_utc_to_the_second_in_the_documented_form() -> None:
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "JST-9"  # the machine's zone is not the label's (POSIX form: no tz database needed)
+    time.tzset()
+    try:
+        _check_now_is_utc()
+    finally:
+        if old is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+
+
+def _check_now_is_utc() -> None:
     before = datetime.now(timezone.utc).replace(microsecond=0)
     got = now_iso()
     after = datetime.now(timezone.utc)
@@ -184,6 +199,8 @@ def test_a_damaged_entry_is_a_read_error_naming_its_field(tmp_path: Path, entry:
     (3, "", "expected a JSON object, found a number"),
     (True, "", "expected a JSON object, found a boolean"),
     ({"labels": []}, "schema", "schema is None, expected 'tracetui-labels/1'; fix the field"),
+    ({"schema": "tracetui-labels/9", "labels": []}, "schema",
+     "schema is 'tracetui-labels/9', expected 'tracetui-labels/1'; fix the field, or delete the file to drop every label"),
     ({"schema": SCHEMA, "labels": "x"}, "labels", "expected a list, found a string; fix the field"),
     ({"schema": SCHEMA, "labels": [_entry(), 3]}, "labels[1]", "expected an object, found a number; fix the field"),
     ({"schema": SCHEMA, "labels": [_entry(), None]}, "labels[1]", "expected an object, found null"),
@@ -210,7 +227,7 @@ def test_a_sidecar_that_is_a_folder_or_cannot_be_opened_is_a_read_error(tmp_path
     Path(sidecar_path(str(replay))).mkdir()
     with pytest.raises(ReadError) as info:
         load_labels(str(replay))
-    assert info.value.reason == "is a directory, expected a labels file"
+    assert (info.value.path, info.value.reason) == (sidecar_path(str(replay)), "is a directory, expected a labels file")
     blocker = tmp_path / "file"
     blocker.write_text("")
     under = blocker / "replay.jsonl"  # a folder that is a regular file: works as root too
@@ -220,11 +237,13 @@ def test_a_sidecar_that_is_a_folder_or_cannot_be_opened_is_a_read_error(tmp_path
     assert info.value.reason == "cannot be read: Not a directory"
 
 
-def test_a_sidecar_that_is_not_json_names_the_fix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"{nope", b'{"schema": "tracetui-labels/1", "labels": [], "x": "\xff\xfe"}'])
+def test_a_sidecar_that_is_not_json_names_the_fix(tmp_path: Path, content: bytes) -> None:
     replay = tmp_path / "replay.jsonl"
-    Path(sidecar_path(str(replay))).write_bytes(b"{nope")
+    Path(sidecar_path(str(replay))).write_bytes(content)  # not JSON; not UTF-8
     with pytest.raises(ReadError) as info:
         load_labels(str(replay))
+    assert info.value.path == sidecar_path(str(replay))
     assert info.value.reason.startswith("not valid JSON (")
     assert info.value.reason.endswith("); fix the field, or delete the file to drop every label of this replay")
 
@@ -352,7 +371,7 @@ def test_a_sidecar_that_cannot_be_written_is_a_read_error(tmp_path: Path) -> Non
     with pytest.raises(ReadError) as info:
         save_label(str(missing), _label())
     assert info.value.path == sidecar_path(str(missing))
-    assert info.value.reason.startswith("cannot be written: ")
+    assert info.value.reason == "cannot be written: No such file or directory"
     blocker = tmp_path / "file"
     blocker.write_text("")
     under = blocker / "replay.jsonl"
@@ -451,3 +470,79 @@ def test_a_sidecar_removed_meanwhile_is_still_a_label_removed(tmp_path: Path, mo
 
     monkeypatch.setattr(labels_mod.os, "remove", gone)
     assert remove_label(str(replay), "k:1:1") is True
+
+
+def test_saving_to_a_sidecar_without_a_labels_list_starts_one_and_writes_labels_last(tmp_path: Path) -> None:
+    replay = tmp_path / "replay.jsonl"
+    side = _write_sidecar(replay, {"schema": SCHEMA, "reviewer": "ana"})
+    save_label(str(replay), _label())
+    assert _doc(side) == {"schema": SCHEMA, "replay": "replay.jsonl", "reviewer": "ana", "labels": [label_record(_label())]}
+    side = _write_sidecar(replay, {"labels": [], "schema": SCHEMA, "reviewer": "ana", "replay": "x"})
+    save_label(str(replay), _label())
+    assert list(_doc(side)) == ["schema", "replay", "reviewer", "labels"]  # the documented order, whatever it was
+
+
+def test_removing_from_a_sidecar_without_a_labels_list_removes_nothing(tmp_path: Path) -> None:
+    replay = tmp_path / "replay.jsonl"
+    side = _write_sidecar(replay, {"schema": SCHEMA})
+    assert remove_label(str(replay), "k:1:1") is False
+    assert _doc(side) == {"schema": SCHEMA}
+
+
+def test_replacing_a_run_label_drops_that_runs_later_duplicates_only(tmp_path: Path) -> None:
+    replay = tmp_path / "runs.json"
+    side = _write_sidecar(replay, {"schema": SCHEMA, "labels": [
+        _entry(note="a", run="run-a"), _entry(note="plain"), _entry(note="a dup", run="run-a")]})
+    save_label(f"{replay}#run-a", _label(note="a2"))
+    assert [(e["note"], e.get("run")) for e in _doc(side)["labels"]] == [("a2", "run-a"), ("plain", None)]
+
+
+def test_a_plain_label_replacing_an_entry_with_an_empty_run_drops_the_run(tmp_path: Path) -> None:
+    replay = tmp_path / "replay.jsonl"
+    side = _write_sidecar(replay, {"schema": SCHEMA, "labels": [_entry(note="old", run="", ticket="T")]})
+    save_label(str(replay), _label(note="new"))
+    assert _doc(side)["labels"] == [{**label_record(_label(note="new")), "ticket": "T"}]
+
+
+def test_the_temporary_file_is_written_in_the_sidecars_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    replay = tmp_path / "runs" / "replay.jsonl"
+    replay.parent.mkdir()
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    made: list[str] = []
+    real = labels_mod.make_temp_file
+
+    def spy(folder: str) -> tuple[int, str]:
+        fd, tmp = real(folder)
+        made.append(tmp)
+        return fd, tmp
+
+    monkeypatch.setattr(labels_mod, "make_temp_file", spy)
+    save_label(str(replay), _label())
+    assert len(made) == 1 and os.path.dirname(made[0]) == str(replay.parent)
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])
+def test_a_new_sidecars_bits_are_read_write_less_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    replay = tmp_path / "replay.jsonl"
+    old = os.umask(umask)
+    try:
+        save_label(str(replay), _label())
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(sidecar_path(str(replay))).st_mode) == mode
+
+
+def test_a_failed_replace_is_a_read_error_naming_the_sidecar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    replay = tmp_path / "replay.jsonl"
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(labels_mod.os, "replace", full)
+    with pytest.raises(ReadError) as info:
+        save_label(str(replay), _label())
+    assert (info.value.path, info.value.reason) == (sidecar_path(str(replay)), "cannot be written: No space left on device")
+    assert list(tmp_path.iterdir()) == []
