@@ -49,6 +49,12 @@ def test_each_run_field_that_differs_is_a_change_in_run_fields_order() -> None:
     ]
 
 
+def test_a_change_after_equal_fields_is_still_found() -> None:
+    a = {"code_version": "1", "prompt_versions": {"s": "v1"}, "model": "m1", "input": "x"}
+    b = {"code_version": "1", "prompt_versions": {"s": "v1"}, "model": "m2", "input": "x"}
+    assert run_changes(a, b) == [{"path": "model", "original": "m1", "replay": "m2"}]
+
+
 def test_ids_start_times_and_other_header_fields_are_never_changes() -> None:
     a = {"run_id": "r1", "trace_id": "t1", "started_at": "x", "start_ns": 1, "seed": 7, "agent": "A", "model": "m"}
     b = {"run_id": "r2", "trace_id": "t2", "started_at": "y", "start_ns": 2, "seed": 8, "agent": "B", "model": "m"}
