@@ -104,6 +104,14 @@ def test_json_strings_inside_are_shown_parsed_so_their_paths_exist() -> None:
     assert p.lines == json.dumps(p.value, indent=2).split("\n")
 
 
+def test_json_strings_are_parsed_whatever_other_strings_sit_beside_them() -> None:
+    # strings opening with a space, a backslash and non-ASCII letters of several UTF-8 lead bytes
+    others = {"c": "\\q", "d": " s", "e": "©", "f": "ᄀ", "g": "…", "h": "あ"}
+    p = pretty_value({"a": '{"x": 1}', "b": "[1]", **others})
+    assert p.value == {"a": {"x": 1}, "b": [1], **others}
+    assert p.lines[1:4] == ['  "a": {', '    "x": 1', '  },']
+
+
 def test_a_string_with_line_breaks_is_shown_raw_one_line_per_line() -> None:
     p = pretty_value("Dear customer,\nyour install is moved.\n")
     assert p == Pretty(["Dear customer,", "your install is moved.", ""], False, "Dear customer,\nyour install is moved.\n")
@@ -144,6 +152,12 @@ def test_a_value_orjson_cannot_write_keeps_its_text_as_is_and_other_objects_as_t
     assert p.lines == ['{', f'  "n": {2**70},', '  "s": "café ✓",', '  "d": "2026-11-03",', '  "1": "one"', '}']
 
 
+def test_a_number_json_cannot_hold_prints_the_same_with_or_without_a_json_string_beside_it() -> None:
+    for x in (float("nan"), float("inf")):
+        assert pretty_value({"x": x}).lines[1] == '  "x": null'
+        assert pretty_value({"x": x, "s": "[1]"}).lines[1] == '  "x": null,'
+
+
 def test_a_key_that_is_not_a_string_is_printed_as_its_text() -> None:
     assert pretty_value({1: "x"}).lines == ['{', '  "1": "x"', '}']
     assert pretty_value({1: "x", "s": "[2]"}).lines == ['{', '  "1": "x",', '  "s": [', '    2', '  ]', '}']
@@ -160,8 +174,9 @@ def test_a_circular_value_is_shown_as_python_prints_it() -> None:
 
 
 def test_prose_holding_json_too_deep_to_canonicalise_is_shown_raw() -> None:
-    text = "[\n" + "[" * 1015 + "]" * 1015 + "\n]"  # parsed (orjson reads 1024 levels), not canonicalised
-    assert pretty_value(text) == Pretty(["[", "[" * 1015 + "]" * 1015, "]"], False, text)
+    deep = "[" * 1015 + "]" * 1015
+    text = "[ \n" + deep + ",\n  1 ]"  # parsed (orjson reads 1024 levels), not canonicalised
+    assert pretty_value(text) == Pretty(["[ ", deep + ",", "  1 ]"], False, text)
 
 
 def _nested(depth: int, leaf: Any = None) -> Any:
@@ -175,8 +190,7 @@ def _nested(depth: int, leaf: Any = None) -> Any:
 def test_a_value_nested_deeper_than_python_can_print_never_raises(depth: int) -> None:
     # a JSONL reader keeps a value of 1010 levels (orjson reads 1024): the pair screen must still show something
     p = pretty_value({"out": _nested(depth)})
-    assert not p.is_json
-    assert p.lines and all(isinstance(line, str) for line in p.lines)
+    assert p.lines == ["(a value nested too deep to print)"] and not p.is_json
     assert p.line_range(["out"]) is None  # not JSON: no path is found in it
     assert p.line_range([]) == (0, len(p.lines))
 
@@ -220,6 +234,7 @@ SAMPLE = {
     SAMPLE,
     [SAMPLE, [[1], [2, 3]], {"z": SAMPLE}],
     {"big": [2**70, {"n": -(2**70)}], "after": {"k": [1, 2]}},  # orjson cannot write these: counted another way
+    {"big": [2**70, {}, [], {"e": {}, "l": []}], "after": [{}, []], "last": 1},
 ])
 def test_each_paths_lines_print_exactly_its_node(value: Any) -> None:
     p = pretty_value(value)
@@ -289,6 +304,24 @@ def test_an_inserted_line_is_marked_on_its_side_only() -> None:
     assert differing_lines(["h", "old", "t"], ["h", "t"]) == ([(1, 2)], [])
 
 
+def test_a_first_line_that_differs_is_marked() -> None:
+    assert differing_lines(["x"], ["y"]) == ([(0, 1)], [(0, 1)])
+    assert differing_lines(["x", "same"], ["y", "same"]) == ([(0, 1)], [(0, 1)])
+
+
+def test_only_the_lines_both_texts_end_with_are_trimmed() -> None:
+    # "s" ends neither text: it is matched inside, so only "x" and "y" differ
+    assert differing_lines(["s", "x", "e"], ["y", "s", "e"]) == ([(1, 2)], [(0, 1)])
+    assert differing_lines(["y", "s", "e"], ["s", "x", "e"]) == ([(0, 1)], [(1, 2)])
+    assert differing_lines(["h", "p", "t1", "t2", "t3"], ["h", "q", "t1", "t2", "t3"]) == ([(1, 2)], [(1, 2)])
+
+
+def test_lines_repeated_many_times_are_matched_like_any_other() -> None:
+    a = ["A", *["  },"] * 300, "Z"]  # a popular line (difflib's autojunk would ignore it)
+    b = ["B", *["  },"] * 300, "Y"]
+    assert differing_lines(a, b) == ([(0, 1), (301, 302)], [(0, 1), (301, 302)])
+
+
 def test_lines_shared_by_head_and_tail_are_counted_once() -> None:
     # "x" is both the common head and a candidate tail: the longer side keeps one differing line
     assert differing_lines(["x", "x"], ["x"]) == ([(1, 2)], [])
@@ -320,8 +353,9 @@ def test_a_middle_longer_than_the_limit_is_marked_whole() -> None:
     ra, rb = differing_lines(a2, b2)
     assert ra == [(1, 1 + half), (2 + half, len(a2) - 1)]
     assert rb == [(1, 1 + half), (2 + half, len(b2) - 1)]
-    # one side short, the other long: still whole
-    assert differing_lines(["head", "x", "tail"], a) == ([(1, 2)], [(1, len(a) - 1)])
+    # one side short, the other long: still whole, though the short side's line is in the long one
+    assert differing_lines(["head", "same", "tail"], a) == ([(1, 2)], [(1, len(a) - 1)])
+    assert differing_lines(a, ["head", "same", "tail"]) == ([(1, len(a) - 1)], [(1, 2)])
 
 
 # --- keep_lines -----------------------------------------------------------------------------------
