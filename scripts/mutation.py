@@ -231,6 +231,27 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                    TRIAGE_TESTS + ["tests/core/test_triage_crosscheck_rules.py"]),
 
     # round 8a: diff report, jsonpaths, labels
+    # core/diff/jsonpaths.py: the pair screen's pretty values and the lines of a divergence's paths. No fast test
+    # reached it but one pure test of the Pilot file (its other tests drive the Textual app: seconds each)
+    "jsonpaths": (
+        ["tracetui/core/diff/jsonpaths.py"],
+        ["tests/tui/test_pilot_pair_screen.py::test_line_range_follows_the_compare_path_spelling",
+         "tests/core/test_jsonpaths_rules.py"],
+    ),
+    # not test_pilot_labels.py (the Textual app), nor test_triage.py / test_batch.py (they save labels to triage
+    # whole runs: the labels they show are verdict's and batch's)
+    "diff-labels": (
+        ["tracetui/core/diff/labels.py"],
+        ["tests/core/test_labels.py", "tests/cli/test_labels_cli.py", "tests/core/test_labels_rules.py"],
+    ),
+    # the report `diff --format json` prints. Not test_cli.py, test_cli_first_minutes.py, test_real_pairs.py,
+    # readers/test_otlp_lazy.py: each of their diff tests reaches diff_report through reading sample pairs and the
+    # whole CLI (10 s a mutant at load 15: the "before" of round 8a ran with them, 0.07-0.1 mutants a second)
+    "diff-report": (
+        ["tracetui/core/diff/report.py"],
+        ["tests/core/test_labels.py", "tests/cli/test_labels_cli.py", "tests/cli/test_unrelated_runs.py",
+         "tests/core/test_comparable.py", "tests/core/test_diff_report_rules.py"],
+    ),
     # (end of round 8a)
 
     # round 8b: triage batch, core values, golden contract

@@ -192,7 +192,8 @@ def pretty_value(value: Any) -> Pretty:
     A string with line breaks (a prompt, an answer) is shown raw, one line per
     line; anything else is canonicalised and printed as JSON indented by 2 (so
     ``"404"`` and ``404`` stay apart). Never raises: a value nested too deep to
-    canonicalise is printed as recorded.
+    canonicalise is printed as recorded (``repr``), and one too deep for ``repr``
+    is one line saying so.
     """
     if isinstance(value, str) and "\n" in value:
         parsed = parse_json_string(value)
@@ -215,8 +216,17 @@ def pretty_value(value: Any) -> Pretty:
         try:
             text = _dumps_pretty(value)
         except (RecursionError, ValueError):
-            return Pretty(repr(value).split("\n"), False, value)
+            return Pretty(_repr_lines(value), False, value)
     return Pretty(text.split("\n"), True, value)
+
+
+def _repr_lines(value: Any) -> list[str]:
+    """``repr(value)``'s lines; one line saying so for a value nested deeper than even ``repr`` goes (a JSONL
+    reader keeps values of up to 1024 levels, orjson's limit, past the interpreter's 1000)."""
+    try:
+        return repr(value).split("\n")
+    except RecursionError:
+        return ["(a value nested too deep to print)"]
 
 
 def differing_lines(a: Sequence[str], b: Sequence[str]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
