@@ -239,8 +239,9 @@ def test_the_folder_is_kept_under_its_limit_the_entries_used_longest_ago_going_f
         otlp_pair: tuple[Path, Path], native_pair: tuple[Path, Path], cache: Path) -> None:
     read_pair(*native_pair, index_min_bytes=0)
     old = sorted(cache.glob("*.idx"))
+    then = time.time_ns() - 3600 * 10**9
     for i, e in enumerate(old):
-        os.utime(e, ns=(10**18 + i, 10**18 + i))  # used long ago: old[0] longest ago
+        os.utime(e, ns=(then + i, then + i))  # used an hour ago: old[0] first
     read_pair(*otlp_pair)
     sizes = {e: e.stat().st_size for e in cache.glob("*.idx")}
     new = set(sizes) - set(old)
@@ -315,15 +316,19 @@ def test_the_tui_read_keeps_the_pair_once_it_is_handed_over(otlp_pair: tuple[Pat
     again.cancel()
 
 
-def test_a_temporary_file_left_by_a_killed_writer_is_removed_after_an_hour(native_pair: tuple[Path, Path],
+def test_a_killed_writers_temporary_file_after_an_hour_and_an_entry_unused_for_a_month_are_removed(native_pair: tuple[Path, Path],
                                                                            cache: Path) -> None:
     read_pair(*native_pair, index_min_bytes=0)
     old, fresh = cache / ".tmp-old.idx", cache / ".tmp-fresh.idx"
     for f in (old, fresh):
         f.write_bytes(b"x")
     os.utime(old, ns=(0, 0))
+    unused = sorted(cache.glob("[!.]*.idx"))[0]
+    month = time.time_ns() - 31 * 86400 * 10**9
+    os.utime(unused, ns=(month, month))  # not used for 31 days
     index_cache._prune(cache)
     assert not old.exists() and fresh.exists()  # the fresh one may be another process's entry being written
+    assert not unused.exists() and len(list(cache.glob("[!.]*.idx"))) == 1
 
 
 def test_an_entry_made_by_other_reader_code_is_not_used(native_pair: tuple[Path, Path],

@@ -23,8 +23,8 @@ Where: ``$TRACETUI_CACHE_DIR/index``, else ``$XDG_CACHE_HOME/tracetui/index``, e
 ``~/.cache/tracetui/index`` (made with mode 0700; a folder another user owns or may write is never read,
 since entries are pickles). Off with ``TRACETUI_INDEX_CACHE=0`` (the test suite sets it). Only files of
 ``MIN_BYTES`` or more whose spans are nearly all kept in the file are cached (``SHARE``: a trace whose spans
-hold their payloads would make an entry as big as the file). The folder is kept under ``MAX_TOTAL_BYTES``:
-the entries used longest ago go first. Entries are written to a temporary file and renamed into place; a
+hold their payloads would make an entry as big as the file). The folder is kept under ``MAX_TOTAL_BYTES``,
+the entries used longest ago going first, and an entry not used for ``MAX_AGE_DAYS`` is removed. Entries are written to a temporary file and renamed into place; a
 damaged, truncated or unreadable entry is a miss (and is removed), never an error.
 """
 
@@ -67,6 +67,9 @@ RACY_NS = 2 * 10**9
 """A file modified less than this before its read started is not kept (git's "racy" case): on a filesystem
 whose times tick once a second, a same-size write later in that second would leave the entry looking valid.
 Such a file is kept by a later opening."""
+
+MAX_AGE_DAYS = 30
+"""An entry not used for this many days is removed (its file gone, or made by code since changed)."""
 
 SHARE = 0.9
 """The least share of a trace's spans kept in the file (not holding their payloads) for it to be cached."""
@@ -327,7 +330,8 @@ def _prune(folder: Path, limit: int | None = None) -> None:
     """Remove the entries used longest ago until the folder's entries take at most ``limit`` bytes."""
     limit = MAX_TOTAL_BYTES if limit is None else limit
     entries = []
-    stale = time.time_ns() - 3600 * 10**9
+    now = time.time_ns()
+    stale, unused = now - 3600 * 10**9, now - MAX_AGE_DAYS * 86400 * 10**9
     for e in folder.glob("*.idx"):
         try:
             st = e.stat()
@@ -336,6 +340,9 @@ def _prune(folder: Path, limit: int | None = None) -> None:
         if e.name.startswith(".tmp-"):  # being written (another process), or left by one that was killed
             if st.st_mtime_ns < stale:
                 _remove(e)
+            continue
+        if st.st_mtime_ns < unused:  # not used for MAX_AGE_DAYS: a file gone, or made by older code
+            _remove(e)
             continue
         entries.append((st.st_mtime_ns, st.st_size, e))
     total = sum(size for _, size, _ in entries)
