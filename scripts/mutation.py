@@ -246,7 +246,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "golden-runner": (
         ["tracetui/core/golden/runner.py"],
         ["tests/core/golden/test_runner.py", "tests/cli/test_golden_cli.py",
-         "tests/core/golden/test_promotion_keeps.py"],
+         "tests/core/golden/test_promotion_keeps.py", "tests/core/golden/test_runner_rules.py"],
     ),
     # (end of round 8c)
 

@@ -9,13 +9,16 @@ What the mutation run of ``runner.py`` found unpinned (tests/mutation_equivalent
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import builders
 import pytest
 
 from golden_cases import AGENT, SAMPLE, make_case
-from tracetui.core.golden.contract import Violation
-from tracetui.core.golden.runner import OUTCOMES, CaseResult, counts, load_case, run_case, run_cases
+from tracetui.core.golden.contract import GoldenCaseError, Violation
+from tracetui.core.golden.runner import OUTCOMES, CaseResult, counts, find_cases, load_case, run_case, run_cases
+from tracetui.core.model import Status, Trace
 from tracetui.core.readers import read_runs
 
 KEY = "golden-runner-rules-key-0123456789"
@@ -149,3 +152,300 @@ def test_an_agent_without_a_model_is_replayed_with_the_recorded_llm_outputs_and_
     with_model = run_case(case, agent=f"{AGENT}:run_fixed")
     assert not any("declares no MODEL" in n for n in with_model.notes)
 
+
+
+def test_the_replay_header_says_how_the_agent_was_cut_off_the_network_guard_by_default(tmp_path: Path) -> None:
+    from tracetui.core.harness.sandbox import ISOLATION_GUARD, ISOLATION_NAMESPACE
+
+    case = load_case(make_case(tmp_path / "golden"))
+    for isolation, said in ((None, ISOLATION_GUARD), (ISOLATION_NAMESPACE, ISOLATION_NAMESPACE)):
+        result = run_case(case, agent=f"{AGENT}:run_fixed", keep=str(tmp_path / "kept"), force=True,
+                          isolation=isolation)
+        assert read_runs(result.replay_path).runs[0].header["network_isolation"] == said
+
+
+def test_a_replay_not_kept_is_written_to_a_temporary_folder_removed_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    case = load_case(make_case(tmp_path / "golden"))
+    result = run_case(case, agent=f"{AGENT}:run_fixed")
+    assert (result.outcome, result.replay_path) == ("pass", None)
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- judging runs built here
+FORBID_AND_MUST = """\
+schema: tracetui-contract/1
+must_call:
+  - {id: must-read, tool: read_x}
+forbid_call:
+  - {id: no-delete, tool: delete_x}
+trials: {count: 1}
+"""
+
+
+def _judge(runs: list, contract: str = FORBID_AND_MUST) -> CaseResult:  # type: ignore[type-arg]
+    from tracetui.core.golden.contract import loads_contract
+    from tracetui.core.golden.runner import Case, judge
+
+    return judge(Case("c", "golden/c", {}, loads_contract(contract)), runs)
+
+
+def _run(*calls: str, summary: dict | None = None, status: str = "ok", error_type: str | None = None,  # type: ignore[type-arg]
+         output: object = "done", marked: dict | None = None, parented: bool = True) -> Trace:  # type: ignore[type-arg]
+    """An agent root (its ``replay.summary``, status, error type and output) and one tool call per name; ``marked``:
+    the ``replay.divergence`` attribute and output of the last call."""
+    attrs = {"replay.summary": summary} if summary is not None else {}
+    spans = [builders.make_span("agent", "agent", span_id="r", parent_id=None if parented else "gone", seq=0,
+                                status=status, error_type=error_type, attributes=attrs, output=output)]
+    for i, tool in enumerate(calls, start=1):
+        fields: dict = {"arguments": {}, "output": {"ok": True}}  # type: ignore[type-arg]
+        if marked is not None and i == len(calls):
+            fields = {"arguments": {}, "output": marked["output"], "attributes": {"replay.divergence": marked["type"]}}
+        spans.append(builders.make_span("tool", tool, span_id=f"s{i}", parent_id="r", seq=i, **fields))
+    return Trace(spans=spans)
+
+
+def _diverged(*calls: str, **d: object) -> Trace:
+    div = {"type": "unrecorded_call", "span_id": "s9", "seq": 9, "tool": "read_y", "message": "not in the fixture\nmore",
+           **d}
+    return _run(*calls, summary={"divergences": [div]})
+
+
+def test_no_run_is_an_error() -> None:
+    result = _judge([])
+    assert (result.outcome, result.message, result.trials) == ("error", "the replay holds no run", 0)
+
+
+def test_runs_that_hold_every_clause_pass_counting_the_two_structural_checks() -> None:
+    result = _judge([_run("read_x"), _run("read_x")])
+    assert (result.outcome, result.message, result.trials) == ("pass", "4 clause(s) held (2 trial(s))", 2)
+    assert [c["clause_id"] for c in result.clauses][2:] == ["must-read", "no-delete"]
+    assert result.notes == ["2 trial(s) checked, the contract asks for 1: soft clauses need 2 of 2"]
+
+
+def test_a_violated_clause_fails_naming_each_with_its_trial_in_the_whole_set() -> None:
+    result = _judge([_diverged("read_x"), _run("delete_x")])
+    assert result.outcome == "fail"
+    assert result.message == "2 clause(s) violated: must-read, no-delete"
+    assert [(v.clause_id, v.trial, v.span_id) for v in result.violations] == [("must-read", 2, "r"),
+                                                                            ("no-delete", 2, "s1")]
+
+
+def test_an_agent_that_raised_fails_with_its_error_and_the_violations_of_the_clean_trials() -> None:
+    raised = _run("read_x", "delete_x", summary={"new_failure": True, "error": "ValueError: boom"})
+    result = _judge([_run("read_x"), raised])
+    assert (result.outcome, result.message) == ("fail", "the agent raised in trial 2: ValueError: boom")
+    assert [(v.clause_id, v.trial) for v in result.violations] == [("no-delete", 2)]
+    quiet = _judge([_run("read_x", summary={"new_failure": True})])
+    assert quiet.message == "the agent raised in trial 1: the agent raised"
+
+
+def test_the_summary_decides_whether_the_agent_raised_else_the_roots_error() -> None:
+    # a summary that says no new failure: the root's error is the recording's, not this agent's
+    said_no = _run("read_x", summary={"new_failure": False}, status="error", error_type="ValueError")
+    assert _judge([said_no]).outcome == "pass"
+    cases = [
+        (_run("read_x", status="error", error_type="ValueError", output={"message": "boom\nat line 3"}),
+         "ValueError: boom\nat line 3"),
+        (_run("read_x", status="error", error_type="KeyError", output="not a mapping"), "KeyError"),
+        (_run("read_x", status="error", output={"message": "no type"}), "error: no type"),
+        (_run("read_x", status="error"), "the agent raised"),
+    ]
+    for run, text in cases:
+        result = _judge([run])
+        assert (result.outcome, result.message) == ("fail", f"the agent raised in trial 1: {text}")
+    for run in (_run("read_x", summary={"other": 1}), _run("read_x"),
+                _run("read_x", status="error", error_type="UnrecordedCall"),
+                _run("read_x", status="error", error_type="RecordingExhausted"),
+                _run("read_x", status="error", error_type="InputMismatch"),
+                _run("read_x", status="error", error_type="ReplayDivergence")):
+        assert _judge([run]).outcome == "pass"
+
+
+def test_the_root_is_the_first_span_without_a_parent_else_the_first_span() -> None:
+    orphan = _run("read_x", status="error", error_type="ValueError", parented=False)
+    assert _judge([orphan]).message == "the agent raised in trial 1: ValueError"
+    later_root = _run("read_x")
+    root = later_root.spans.pop(0)
+    later_root.spans.append(root)
+    later_root.spans[0].attributes = {"replay.summary": {"new_failure": True, "error": "from the first span"}}
+    root.status, root.error_type = Status.ERROR, "ValueError"
+    assert _judge([later_root]).message == "the agent raised in trial 1: ValueError"
+
+
+def test_a_run_that_left_the_fixture_diverges_with_its_first_divergence_and_the_hint() -> None:
+    result = _judge([_run("read_x"), _diverged("read_x"), _diverged("read_x", type="exhausted")])
+    assert result.outcome == "diverged" and result.violations == []
+    assert result.first_divergence == {"type": "unrecorded_call", "span_id": "s9", "seq": 9, "tool": "read_y",
+                                       "message": "not in the fixture", "trial": 2}
+    assert result.message == "2 of 3 trial(s) left the fixture; first: unrecorded_call read_y at span s9 (trial 2)"
+    assert result.notes[-1].startswith("the agent's path left the fixture: if this follows a deliberate fix")
+    bare = _judge([_diverged("read_x", span_id=None, tool=None, message=None)])
+    assert bare.message == "1 of 1 trial(s) left the fixture; first: unrecorded_call (trial 1)"
+    assert bare.first_divergence["message"] == ""
+
+
+def test_a_soft_clause_missed_beside_a_divergence_is_no_failure_but_a_safety_or_structural_one_is() -> None:
+    assert _judge([_diverged("read_x"), _run()]).outcome == "diverged"
+    safety = _judge([_diverged("read_x"), _run("read_x", "delete_x")])
+    assert (safety.outcome, safety.message) == ("fail", "1 clause(s) violated: no-delete")
+    structural = _run("read_x")
+    structural.spans[1].data["arguments"] = "not an object"
+    result = _judge([_diverged("read_x"), structural])
+    assert result.outcome == "fail" and result.message.startswith("1 clause(s) violated: structural.")
+
+
+def test_a_forbidden_call_before_a_run_left_the_fixture_fails_whatever_follows() -> None:
+    result = _judge([_run("read_x", "delete_x"), _diverged("delete_x", "delete_x")],
+                    contract=FORBID_AND_MUST.replace("trials: {count: 1}", "max_calls:\n  - {id: one-delete, "
+                                                     "tool: delete_x, max: 1}\ntrials: {count: 2}"))
+    assert result.outcome == "fail"
+    assert result.message == "2 clause(s) violated before the run left the fixture: no-delete, one-delete"
+    assert [(v.clause_id, v.trial) for v in result.violations] == [
+        ("no-delete", 2), ("no-delete", 2), ("one-delete", 2), ("no-delete", 1)]
+    only_diverged = _judge([_diverged("delete_x")])
+    assert [(v.clause_id, v.trial) for v in only_diverged.violations] == [("no-delete", 1)]
+    soft_only = "schema: tracetui-contract/1\nmust_call:\n  - {id: must-read, tool: read_x}\n"
+    assert _judge([_diverged()], contract=soft_only).outcome == "diverged"
+
+
+def test_a_divergence_is_read_from_the_summary_else_from_the_first_marked_span() -> None:
+    marked = {"type": "input_mismatch", "output": {"message": "arguments differ\nat s2"}}
+    for summary in (None, {"divergences": []}, {"divergences": "x"}, {"divergences": ["not a mapping"]}):
+        run = _run("read_x", "read_y", marked=marked)
+        if summary is not None:
+            run.spans[0].attributes = {"replay.summary": summary}
+        result = _judge([run])
+        assert result.outcome == "diverged", summary
+        assert result.first_divergence == {"type": "input_mismatch", "span_id": "s2", "seq": 2, "tool": "read_y",
+                                           "message": "arguments differ", "trial": 1}
+    unsaid = _judge([_run("read_x", "read_y", marked={"type": "exhausted", "output": "text"})])
+    assert unsaid.first_divergence["message"] == ""
+    assert _judge([_run("read_x", "read_y", marked={"type": "", "output": {}})]).outcome == "pass"
+
+
+def test_a_summary_that_is_no_mapping_and_a_run_without_spans_say_nothing_of_a_divergence_or_an_error() -> None:
+    for summary in ("new_failure divergences", ["new_failure"]):
+        assert _judge([_run("read_x", summary=summary)]).outcome == "pass"  # type: ignore[arg-type]
+    empty = _judge([Trace(spans=[])])
+    assert (empty.outcome, empty.message) == ("fail", "1 clause(s) violated: must-read")
+
+
+# --------------------------------------------------------------------------- reading cases
+def _refused(folder: Path) -> tuple[str, str, str]:
+    with pytest.raises(GoldenCaseError) as exc:
+        load_case(folder)
+    return exc.value.path, exc.value.where, exc.value.reason
+
+
+def test_a_case_yaml_that_is_no_yaml_mapping_is_refused_naming_the_file(tmp_path: Path) -> None:
+    folder = make_case(tmp_path / "golden")
+    case_yaml = folder / "case.yaml"
+    for text in (b"name: [unclosed\n  mode: x\n", b"name: caf\xe9\n"):
+        case_yaml.write_bytes(text)
+        path, where, reason = _refused(folder)
+        assert (path, where) == (str(case_yaml), "") and reason.startswith("not valid YAML: ")
+        assert "\n" not in reason and "  " not in reason and len(reason) > len("not valid YAML: ") + 10
+    for text in (b"- a\n- b\n", b""):
+        case_yaml.write_bytes(text)
+        assert _refused(folder) == (str(case_yaml), "",
+                                    "must be a YAML mapping (schema: tracetui-case/1, name, mode, ...)")
+
+
+@pytest.mark.parametrize(("line", "where", "reason"), [
+    ("schema: tracetui-case/2", "schema", "must be 'tracetui-case/1', not 'tracetui-case/2'"),
+    ("mode: loose", "mode", "must be one of strict, fixture, not 'loose'"),
+    ("agent: 3", "agent", "must be a non-empty string or null, not 3"),
+    ("seed_file: '  '", "seed_file", "must be a non-empty string or null, not '  '"),
+    ("name: []", "name", "must be a non-empty string or null, not []"),
+])
+def test_a_case_yaml_field_of_the_wrong_value_is_refused_naming_it(tmp_path: Path, line: str, where: str,
+                                                                   reason: str) -> None:
+    folder = make_case(tmp_path / "golden", seed=False)
+    (folder / "case.yaml").write_text(line + "\n")
+    assert _refused(folder) == (str(folder / "case.yaml"), where, reason)
+
+
+def test_a_case_is_named_by_case_yaml_else_by_its_folder_and_reads_its_fields(tmp_path: Path) -> None:
+    folder = make_case(tmp_path / "golden", "friday", seed=False)
+    (folder / "case.yaml").write_text("1: one\nagent: null\nseed_file: null\n")
+    case = load_case(str(folder) + "/")
+    assert (case.name, case.path, case.meta, case.error) == ("friday", str(folder) + "/", {"1": "one", "agent": None,
+                                                             "seed_file": None}, None)
+    assert [c.id for c in case.contract.clauses()] == ["must-check-friday", "booked-friday"]
+    assert (case.mode, case.agent, case.seed_file) == ("strict", None, None)
+    assert case.trace_path == os.path.join(str(folder) + "/", "trace.jsonl")
+    (folder / "case.yaml").write_text("schema: tracetui-case/1\nname: the-name\nmode: fixture\nagent: m:f\n"
+                                      "seed_file: seeds/s.json\n")
+    named = load_case(folder)
+    assert (named.name, named.mode, named.agent, named.seed_file) == (
+        "the-name", "fixture", "m:f", os.path.join(str(folder), "seeds/s.json"))
+
+
+def test_an_incomplete_case_names_the_files_missing(tmp_path: Path) -> None:
+    folder = tmp_path / "partial"
+    folder.mkdir()
+    (folder / "case.yaml").write_text("name: partial\n")
+    (folder / "contract.yaml").mkdir()  # not a file
+    assert _refused(folder) == (str(folder), "", "not a complete case: contract.yaml, trace.jsonl missing (a case "
+                                "holds case.yaml, contract.yaml and trace.jsonl; `tracetui promote` writes them)")
+
+
+def test_find_cases_takes_each_visible_subfolder_holding_any_case_file_in_name_order(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    make_case(golden, "b-good", case_name="scheduling-friday")
+    make_case(golden, ".hidden")
+    for name, file in (("a-trace-only", "trace.jsonl"), ("c-contract-only", "contract.yaml"),
+                       ("d-case-only", "case.yaml")):
+        (golden / name).mkdir()
+        (golden / name / file).write_text("")
+    (golden / "notes").mkdir()
+    (golden / "notes" / "readme.md").write_text("")
+    (golden / "case.txt").write_text("")
+    cases = find_cases(golden)
+    assert [(c.name, c.path) for c in cases] == [
+        ("a-trace-only", str(golden / "a-trace-only")), ("scheduling-friday", str(golden / "b-good")),
+        ("c-contract-only", str(golden / "c-contract-only")), ("d-case-only", str(golden / "d-case-only"))]
+    assert cases[1].error is None and cases[1].contract is not None
+    assert cases[0].contract is None
+    assert cases[0].error == f"{golden / 'a-trace-only'}: not a complete case: case.yaml, contract.yaml missing " \
+                             "(a case holds case.yaml, contract.yaml and trace.jsonl; `tracetui promote` writes them)"
+    assert [c.name for c in find_cases(golden / "b-good")] == ["scheduling-friday"]
+    with pytest.raises(GoldenCaseError) as exc:
+        find_cases(golden / "case.txt")
+    assert (exc.value.path, exc.value.reason) == (
+        str(golden / "case.txt"), "not a folder of golden cases (golden/NAME/{case.yaml,contract.yaml,trace.jsonl})")
+
+
+# --------------------------------------------------------------------------- run_case's own rules
+def test_a_case_that_could_not_be_read_is_an_error_with_its_reason(tmp_path: Path) -> None:
+    from tracetui.core.golden.runner import Case
+
+    assert (run_case(Case("x", "golden/x", error="golden/x: broken")).message,
+            run_case(Case("x", "golden/x")).message) == ("golden/x: broken", "the case could not be read")
+    assert run_case(Case("x", "golden/x", error="golden/x: broken"), replay=str(SAMPLE / "fixture.jsonl")).outcome == (
+        "error")
+
+
+def test_the_agent_given_wins_over_the_cases_own(tmp_path: Path) -> None:
+    case = load_case(make_case(tmp_path / "golden", agent=f"{AGENT}:run"))
+    assert run_case(case).outcome == "fail"
+    assert run_case(case, agent=f"{AGENT}:run_fixed").outcome == "pass"
+
+
+def test_a_replay_given_is_checked_with_the_key_file_given_else_a_one_off_key_noted_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRACETUI_REDACTION_KEY")
+    case = load_case(make_case(tmp_path / "golden"))
+    result = run_case(case, replay=str(SAMPLE / "replay.jsonl"))
+    assert result.outcome == "diverged"
+    assert "one-off key" in result.notes[0] and result.notes[1].startswith("the agent's path left the fixture")
+    (tmp_path / "project.key").write_text(KEY)
+    keyed = run_case(case, replay=str(SAMPLE / "replay.jsonl"), redaction_key_file=str(tmp_path / "project.key"))
+    assert not any("one-off key" in n for n in keyed.notes)
+    missing = run_case(case, replay=str(SAMPLE / "replay.jsonl"), redaction_key_file=str(tmp_path / "nope.key"))
+    assert missing.outcome == "error" and "nope.key" in missing.message
