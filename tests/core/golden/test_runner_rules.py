@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import builders
 import pytest
@@ -187,22 +188,22 @@ trials: {count: 1}
 """
 
 
-def _judge(runs: list, contract: str = FORBID_AND_MUST) -> CaseResult:  # type: ignore[type-arg]
+def _judge(runs: list[Trace], contract: str = FORBID_AND_MUST) -> CaseResult:
     from tracetui.core.golden.contract import loads_contract
     from tracetui.core.golden.runner import Case, judge
 
     return judge(Case("c", "golden/c", {}, loads_contract(contract)), runs)
 
 
-def _run(*calls: str, summary: dict | None = None, status: str = "ok", error_type: str | None = None,  # type: ignore[type-arg]
-         output: object = "done", marked: dict | None = None, parented: bool = True) -> Trace:  # type: ignore[type-arg]
+def _run(*calls: str, summary: object = None, status: str = "ok", error_type: str | None = None,
+         output: object = "done", marked: dict[str, Any] | None = None, parented: bool = True) -> Trace:
     """An agent root (its ``replay.summary``, status, error type and output) and one tool call per name; ``marked``:
     the ``replay.divergence`` attribute and output of the last call."""
     attrs = {"replay.summary": summary} if summary is not None else {}
     spans = [builders.make_span("agent", "agent", span_id="r", parent_id=None if parented else "gone", seq=0,
                                 status=status, error_type=error_type, attributes=attrs, output=output)]
     for i, tool in enumerate(calls, start=1):
-        fields: dict = {"arguments": {}, "output": {"ok": True}}  # type: ignore[type-arg]
+        fields: dict[str, Any] = {"arguments": {}, "output": {"ok": True}}
         if marked is not None and i == len(calls):
             fields = {"arguments": {}, "output": marked["output"], "attributes": {"replay.divergence": marked["type"]}}
         spans.append(builders.make_span("tool", tool, span_id=f"s{i}", parent_id="r", seq=i, **fields))
@@ -210,8 +211,8 @@ def _run(*calls: str, summary: dict | None = None, status: str = "ok", error_typ
 
 
 def _diverged(*calls: str, **d: object) -> Trace:
-    div = {"type": "unrecorded_call", "span_id": "s9", "seq": 9, "tool": "read_y", "message": "not in the fixture\nmore",
-           **d}
+    div = {"type": "unrecorded_call", "span_id": "s9", "seq": 9, "tool": "read_y",
+           "message": "not in the fixture\nmore", **d}
     return _run(*calls, summary={"divergences": [div]})
 
 
@@ -330,7 +331,7 @@ def test_a_divergence_is_read_from_the_summary_else_from_the_first_marked_span()
 
 def test_a_summary_that_is_no_mapping_and_a_run_without_spans_say_nothing_of_a_divergence_or_an_error() -> None:
     for summary in ("new_failure divergences", ["new_failure"]):
-        assert _judge([_run("read_x", summary=summary)]).outcome == "pass"  # type: ignore[arg-type]
+        assert _judge([_run("read_x", summary=summary)]).outcome == "pass"
     empty = _judge([Trace(spans=[])])
     assert (empty.outcome, empty.message) == ("fail", "1 clause(s) violated: must-read")
 
