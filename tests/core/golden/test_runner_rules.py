@@ -450,3 +450,27 @@ def test_a_replay_given_is_checked_with_the_key_file_given_else_a_one_off_key_no
     assert not any("one-off key" in n for n in keyed.notes)
     missing = run_case(case, replay=str(SAMPLE / "replay.jsonl"), redaction_key_file=str(tmp_path / "nope.key"))
     assert missing.outcome == "error" and "nope.key" in missing.message
+
+
+def test_violations_carry_their_trial_number_in_the_whole_set() -> None:
+    clean = _judge([_run("read_x"), _diverged("read_x"), _run("read_x", "delete_x")])
+    assert (clean.outcome, clean.path, clean.name) == ("fail", "golden/c", "c")
+    assert [(v.clause_id, v.trial) for v in clean.violations] == [("no-delete", 3)]
+    early = _judge([_diverged("read_x"), _run("read_x"), _diverged("delete_x")])
+    assert early.message == "1 clause(s) violated before the run left the fixture: no-delete"
+    assert [(v.clause_id, v.trial) for v in early.violations] == [("no-delete", 3)]
+
+
+def test_only_forbidden_calls_and_call_limits_count_before_a_run_left_the_fixture() -> None:
+    """A run cut short by its divergence is not judged on what it would have done after: its order, its claims of
+    success, its final output (soft or not)."""
+    div = {"divergences": [{"type": "unrecorded_call", "span_id": "s9", "tool": "read_y"}]}
+    for clause, run in (
+            ("order:\n  - {id: read-first, before: read_x, after: write_x}", _run("write_x", "read_x", summary=div)),
+            ("success_requires:\n  - {id: done-needs-write, claim: '(?i)done', tool: write_x}",
+             _run("read_x", summary=div, output="All done.")),
+            ("final_state:\n  - {id: says-ok, path: output.status, equals: ok}",
+             _run("read_x", summary=div, output={"status": "failed"}))):
+        result = _judge([run], contract=f"schema: tracetui-contract/1\n{clause}\n")
+        assert result.outcome == "diverged", clause
+        assert result.violations == [], clause
