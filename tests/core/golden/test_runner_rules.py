@@ -474,3 +474,42 @@ def test_only_forbidden_calls_and_call_limits_count_before_a_run_left_the_fixtur
         result = _judge([run], contract=f"schema: tracetui-contract/1\n{clause}\n")
         assert result.outcome == "diverged", clause
         assert result.violations == [], clause
+
+
+def test_a_case_yaml_that_cannot_be_read_is_refused_with_the_systems_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+    import errno
+
+    folder = make_case(tmp_path / "golden")
+    real_open = builtins.open
+
+    def locked(file: Any, *args: Any, **kw: Any) -> Any:  # as root no mode makes a file unreadable
+        if str(file) == str(folder / "case.yaml"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return real_open(file, *args, **kw)
+
+    monkeypatch.setattr(builtins, "open", locked)
+    assert _refused(folder) == (str(folder / "case.yaml"), "", f"cannot be read: {os.strerror(errno.EACCES)}")
+
+
+def test_a_yaml_error_is_given_on_one_line(tmp_path: Path) -> None:
+    import yaml
+
+    folder = make_case(tmp_path / "golden")
+    (folder / "case.yaml").write_text("name: [unclosed\n  mode: x\n")
+    with pytest.raises(yaml.YAMLError) as exc, open(folder / "case.yaml", encoding="utf-8") as fh:
+        yaml.safe_load(fh)  # the parser's own words, which name the file, line and column
+    assert _refused(folder)[2] == "not valid YAML: " + " ".join(str(exc.value).split())
+
+
+def test_a_kept_replay_is_never_replaced_unless_forced_and_no_agent_is_an_error_saying_what_to_pass(
+        tmp_path: Path) -> None:
+    case = load_case(make_case(tmp_path / "golden"))
+    assert run_case(case).message == ("no agent to replay: pass --agent AGENT (or --replay REPLAY.jsonl), or set "
+                                      "`agent` in case.yaml")
+    kept = tmp_path / "kept"
+    assert run_case(case, agent=f"{AGENT}:run_fixed", keep=str(kept)).outcome == "pass"
+    again = run_case(case, agent=f"{AGENT}:run_fixed", keep=str(kept))
+    assert (again.outcome, again.message) == (
+        "error", f"--keep: {kept / 'friday.jsonl'} exists; pass --force to replace it, or keep into another folder")
