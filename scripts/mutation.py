@@ -139,7 +139,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "golden-promote": (
         ["tracetui/core/golden/promote.py"],
-        ["tests/core/golden/test_promote.py", "tests/core/golden/test_promotion_keeps.py"],
+        ["tests/core/golden/test_promote.py", "tests/core/golden/test_promotion_keeps.py",
+         "tests/core/golden/test_promote_write_rules.py"],
     ),
     # core/diff's span alignment: the three files against the alignment's tests (each mutant runs only those that
     # reach its function); test_compare.py pins span_key, test_diff.py and test_first_divergence_rules.py the rows
@@ -258,6 +259,16 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 8b)
 
     # round 8c: golden runner, promote's survivors
+    # the golden runner against its in-process tests (the agents run in this process: ~0.1 s a test, the first 1.4 s):
+    # test_runner.py, the CLI's test_golden_cli.py (run_golden calls run_cases: --keep, --force, the report) and the
+    # two of test_promotion_keeps.py that run a promoted case; not test_golden_acceptance.py, test_readme.py,
+    # test_secret_corpus.py, test_sandbox.py (they start `tracetui` children, seconds each, which import the tree
+    # outside mutmut's folder)
+    "golden-runner": (
+        ["tracetui/core/golden/runner.py"],
+        ["tests/core/golden/test_runner.py", "tests/cli/test_golden_cli.py",
+         "tests/core/golden/test_promotion_keeps.py", "tests/core/golden/test_runner_rules.py"],
+    ),
     # (end of round 8c)
 
     # round 8d: harness run, agent
