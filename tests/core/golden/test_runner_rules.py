@@ -9,6 +9,8 @@ What the mutation run of ``runner.py`` found unpinned (tests/mutation_equivalent
 
 from __future__ import annotations
 
+import hashlib
+
 import os
 from pathlib import Path
 from typing import Any
@@ -92,17 +94,33 @@ def test_run_cases_hands_the_replay_trials_keep_force_and_key_file_to_every_case
 
 
 # --------------------------------------------------------------------------- the kept replay's name
+def _tag(name: str) -> str:  # a changed name's suffix: 8 hex digits of the folder name's SHA-256
+    return "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+
+
 @pytest.mark.parametrize(("folder", "kept"), [
-    ("Xmas case!", "Xmas_case_.jsonl"),           # anything but letters, digits, - _ . becomes _
-    ("..v1.2-a_b..", "v1.2-a_b.jsonl"),           # no dot at either end
-    ("été", "été.jsonl"),                         # letters of any script
-    ("...", "case.jsonl"),                        # nothing left: "case"
+    ("Xmas case!", "Xmas_case_" + _tag("Xmas case!") + ".jsonl"),  # anything but letters, digits, - _ . becomes _
+    ("..v1.2-a_b..", "v1.2-a_b" + _tag("..v1.2-a_b..") + ".jsonl"),  # no dot at either end
+    ("été", "été.jsonl"),                                          # letters of any script; unchanged: no suffix
+    ("v1.2-a_b", "v1.2-a_b.jsonl"),
+    ("...", "case" + _tag("...") + ".jsonl"),                      # nothing left: "case"
 ])
 def test_the_kept_replay_is_named_for_the_case_folder_made_safe(tmp_path: Path, folder: str, kept: str) -> None:
     case = load_case(make_case(tmp_path / "golden", folder))
     result = run_case(case, agent=f"{AGENT}:run_fixed", keep=str(tmp_path / "kept"))
     assert result.replay_path == str(tmp_path / "kept" / kept)
     assert [p.name for p in (tmp_path / "kept").iterdir()] == [kept]
+
+
+def test_two_case_folders_made_safe_alike_keep_two_replays(tmp_path: Path) -> None:
+    """``a b`` and ``a_b`` both clean to ``a_b``: each keeps its own replay, and ``--force`` replaces neither's
+    with the other's."""
+    results = [run_case(load_case(make_case(tmp_path / "golden", name)), agent=f"{AGENT}:run_fixed",
+                        keep=str(tmp_path / "kept"), force=True) for name in ("a b", "a_b")]
+    assert [r.outcome for r in results] == ["pass", "pass"]
+    assert len({r.replay_path for r in results}) == 2
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == sorted(
+        ["a_b.jsonl", "a_b" + _tag("a b") + ".jsonl"])
 
 
 # --------------------------------------------------------------------------- errors of the seed file and the options

@@ -20,6 +20,7 @@ Pure library: no printing.
 from __future__ import annotations
 
 import json
+import hashlib
 import os
 import shutil
 import tempfile
@@ -449,8 +450,14 @@ def _replay_agent(case: Case, ref: str, trials: int | None, keep: str | None, ke
 
 
 def _safe_name(name: str) -> str:
+    """The kept replay's file name for a case folder ``name``: letters, digits and ``-_.`` kept, anything else
+    ``_``, no dot at either end (``case`` when nothing is left); a name that changed gets ``-`` and 8 hex
+    digits of its SHA-256, so two folders never share one (``a b`` and ``a_b``: ``--force`` would have
+    replaced the first case's replay with the second's)."""
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
-    return cleaned or "case"
+    if cleaned == name:
+        return cleaned
+    return f"{cleaned or 'case'}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def run_cases(folder: str | os.PathLike[str], *, agent: str | None = None, replay: str | None = None,
