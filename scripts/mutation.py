@@ -250,7 +250,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "writer": (
         ["tracetui/core/harness/writer.py"],
         ["tests/core/harness/test_harness.py", "tests/core/test_watch.py", "tests/core/harness/test_fail_closed.py",
-         "tests/core/harness/test_ambient.py", "tests/core/harness/test_heldout_agent.py"],
+         "tests/core/harness/test_ambient.py", "tests/core/harness/test_heldout_agent.py",
+         "tests/core/harness/test_writer_rules.py"],
     ),
     "fixture": (
         ["tracetui/core/harness/fixture.py"],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 
 import pytest
 
@@ -38,19 +39,21 @@ def clean_env(monkeypatch, tmp_path):
 
 
 def test_the_endpoint_is_looked_up_flag_first_then_the_environment_then_pyproject_then_the_sdks(clean_env, tmp_path):
-    assert endpoint_url(None, str(tmp_path)) == (None, "")
+    proj = tmp_path / "proj"  # the start folder, not the current one (tmp_path, no pyproject.toml)
+    proj.mkdir()
+    assert endpoint_url(None, str(proj)) == (None, "")
     clean_env.setenv("ANTHROPIC_BASE_URL", "http://anthropic.local")
-    assert endpoint_url(None, str(tmp_path)) == ("http://anthropic.local", "$ANTHROPIC_BASE_URL")
+    assert endpoint_url(None, str(proj)) == ("http://anthropic.local", "$ANTHROPIC_BASE_URL")
     clean_env.setenv("OPENAI_BASE_URL", "http://openai.local/v1")
-    assert endpoint_url(None, str(tmp_path)) == ("http://openai.local/v1", "$OPENAI_BASE_URL")
-    (tmp_path / "pyproject.toml").write_text('[tool.tracetui.replay]\nllm_endpoint = "http://pyproject.local"\n')
-    path = str(tmp_path / "pyproject.toml")
-    assert endpoint_url(None, str(tmp_path)) == ("http://pyproject.local",
+    assert endpoint_url(None, str(proj)) == ("http://openai.local/v1", "$OPENAI_BASE_URL")
+    (proj / "pyproject.toml").write_text('[tool.tracetui.replay]\nllm_endpoint = "http://pyproject.local"\n')
+    path = str(proj / "pyproject.toml")
+    assert endpoint_url(None, str(proj)) == ("http://pyproject.local",
                                                  f"{path} [tool.tracetui.replay] llm_endpoint")
     clean_env.setenv(ENV_ENDPOINT, "http://env.local")
-    assert endpoint_url(None, str(tmp_path)) == ("http://env.local", "$TRACETUI_LLM_ENDPOINT")
-    assert endpoint_url("http://flag.local", str(tmp_path)) == ("http://flag.local", "--llm-endpoint")
-    assert endpoint_url("", str(tmp_path)) == ("http://env.local", "$TRACETUI_LLM_ENDPOINT")
+    assert endpoint_url(None, str(proj)) == ("http://env.local", "$TRACETUI_LLM_ENDPOINT")
+    assert endpoint_url("http://flag.local", str(proj)) == ("http://flag.local", "--llm-endpoint")
+    assert endpoint_url("", str(proj)) == ("http://env.local", "$TRACETUI_LLM_ENDPOINT")
 
 
 def test_an_empty_variable_is_not_an_endpoint(clean_env, tmp_path):
@@ -196,10 +199,52 @@ def test_a_child_without_a_relay_changes_nothing(monkeypatch):
 
 def test_a_connect_to_the_endpoint_is_tunnelled_both_ways(wired):
     relay, up, port = wired
-    got = ask(port, f"CONNECT 127.0.0.1:{up.port} HTTP/1.1\r\nHost: x\r\n\r\nhello END".encode())
-    assert got == b"HTTP/1.1 200 Connection established\r\n\r\nREPLY:hello END"
-    assert up.received == [b"hello END"]  # bytes after the head go through, the head does not
+    got = ask(port, f"CONNECT 127.0.0.1:{up.port} HTTP/1.1\r\nHost: x\r\n\r\nhello\r\n\r\nEND".encode())
+    assert got == b"HTTP/1.1 200 Connection established\r\n\r\nREPLY:hello\r\n\r\nEND"
+    assert up.received == [b"hello\r\n\r\nEND"]  # bytes after the head go through, the head does not
     assert relay.summary() == {"endpoint": f"127.0.0.1:{up.port}", "forwarded": 1, "refused": []}
+
+
+def test_bytes_sent_after_the_tunnel_opens_reach_the_endpoint_and_its_answer_comes_back(wired):
+    _relay, up, port = wired
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(f"CONNECT 127.0.0.1:{up.port} HTTP/1.1\r\n\r\n".encode())
+        opened = b""
+        while not opened.endswith(b"\r\n\r\n"):
+            opened += c.recv(1)
+        assert opened == b"HTTP/1.1 200 Connection established\r\n\r\n"
+        c.sendall(b"later END")
+        got = b""
+        while chunk := c.recv(65536):
+            got += chunk
+    assert got == b"REPLY:later END" and up.received == [b"later END"]
+
+
+def test_a_child_without_no_proxy_variables_still_listens(monkeypatch):
+    relay = Relay(("127.0.0.1", 1))
+    try:
+        for var in (*PROXY_VARS, ENV_PROXY):
+            monkeypatch.setenv(var, "before")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
+        url = child_listen()
+        assert url is not None and url.startswith("http://127.0.0.1:") and os.environ["HTTPS_PROXY"] == url
+    finally:
+        relay.close()
+
+
+def test_a_head_that_arrives_in_pieces_is_read_whole(wired):
+    relay, up, port = wired
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(f"CONNECT 127.0.0.1:{up.port} HTTP/1.1\r\nHost: x".encode())
+        time.sleep(0.3)
+        c.sendall(b"\r\n\r\nhello END")
+        got = b""
+        while chunk := c.recv(65536):
+            got += chunk
+    assert got == b"HTTP/1.1 200 Connection established\r\n\r\nREPLY:hello END"
+    assert relay.refused == []
 
 
 def test_a_connect_naming_the_endpoint_in_capitals_or_brackets_is_the_endpoint(wired):
@@ -217,7 +262,7 @@ def test_a_plain_request_to_the_endpoint_goes_on_without_hop_by_hop_headers_and_
     relay, up, port = wired
     request = (f"POST http://127.0.0.1:{up.port}/v1/chat?x=1 HTTP/1.1\r\n"
                f"Host: 127.0.0.1:{up.port}\r\nConnection: keep-alive\r\nProxy-Connection: keep-alive\r\n"
-               "Proxy-Authorization: Basic c2VjcmV0\r\nKeep-Alive: 300\r\nContent-Type: application/json\r\n"
+               "Proxy-Authorization: Digest user=a:b\r\nKeep-Alive: 300\r\nContent-Type: application/json\r\n"
                "\r\n{\"a\": 1}END").encode()
     got = ask(port, request)
     sent = (f"POST /v1/chat?x=1 HTTP/1.1\r\nHost: 127.0.0.1:{up.port}\r\nContent-Type: application/json\r\n"
@@ -246,10 +291,13 @@ def test_every_other_host_or_port_is_refused_and_counted(wired):
     assert ask(port, f"CONNECT 127.0.0.1:{up.port + 1} HTTP/1.1\r\n\r\n".encode()) == forbidden(
         relay, f"CONNECT 127.0.0.1:{up.port + 1}")
     assert ask(port, b"GET http://Example.COM:8080/a HTTP/1.1\r\n\r\n") == forbidden(relay, "GET example.com:8080")
+    # an IPv6 literal's colons are the host's: the port is after the last; only brackets are taken off
+    assert ask(port, b"CONNECT [::2]:443 HTTP/1.1\r\n\r\n") == forbidden(relay, "CONNECT ::2:443")
+    assert ask(port, b"CONNECT X.Example:443 HTTP/1.1\r\n\r\n") == forbidden(relay, "CONNECT x.example:443")
     assert up.received == []
     assert relay.summary() == {"endpoint": f"127.0.0.1:{up.port}", "forwarded": 0,
                                "refused": ["CONNECT example.com:443", f"CONNECT 127.0.0.1:{up.port + 1}",
-                                           "GET example.com:8080"]}
+                                           "GET example.com:8080", "CONNECT ::2:443", "CONNECT x.example:443"]}
 
 
 def test_a_request_that_is_not_plain_http_or_has_no_host_is_refused(wired):

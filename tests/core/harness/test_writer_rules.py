@@ -37,6 +37,7 @@ def _temporaries(folder) -> list[str]:
 def test_the_header_is_written_first_schema_first_with_its_spare_room_and_flushed(tmp_path):
     path = tmp_path / "run.jsonl"
     w = TraceWriter(str(path))
+    assert w.path == str(path)
     w.header({"run_id": "r1", "schema": "other/9", "mode": "record"})
     # read while the writer is open: flushed, and padded with exactly HEADER_ROOM spaces
     data = path.read_bytes()
@@ -238,6 +239,7 @@ def test_overwrite_through_a_link_replaces_the_file_it_points_to_and_keeps_the_l
     link = tmp_path / "latest.jsonl"
     link.symlink_to(target)
     w = TraceWriter(str(link), overwrite=True)
+    assert w.path == str(link)
     w.header({"run_id": "r1"})
     assert _temporaries(real_dir) and not _temporaries(tmp_path)  # beside the target, not the link
     w.close()
@@ -278,12 +280,36 @@ def test_a_close_that_cannot_rename_leaves_no_temporary_and_raises(tmp_path, mon
     w.header({"run_id": "r1"})
     w.span(_span("a", 0, None))
 
+    renames: list[tuple[str, str]] = []
+
     def refuse(src, dst):
+        renames.append((src, dst))
         raise OSError("no rename today")
 
     monkeypatch.setattr(writer_mod.os, "replace", refuse)
     with pytest.raises(OSError, match="no rename today"):
         w.close()
+    # the rewrite was a temporary beside the target, renamed onto it (atomic: same folder, same file system)
+    assert [(os.path.dirname(src), dst) for src, dst in renames] == [(str(tmp_path), str(path))]
     assert _temporaries(tmp_path) == []
     # the streamed file is still there, with its spare room
     assert [orjson.loads(x)["span_id"] for x in _lines(path)[1:]] == ["a"]
+
+
+def test_a_trace_whose_file_was_removed_mid_run_is_written_whole_at_close_readable_by_all(tmp_path):
+    path = tmp_path / "run.jsonl"
+    w = TraceWriter(str(path))
+    w.header({"run_id": "r1"})
+    w.span(_span("a", 0, None))
+    os.unlink(path)  # someone removed it while the run went on: the writer still holds every byte
+    w.close()
+    assert [orjson.loads(x) for x in _lines(path)][0] == {"schema": "tracetui/1", "run_id": "r1"}
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+
+
+def test_completing_before_any_header_is_refused_there_is_no_room(tmp_path):
+    path = tmp_path / "run.jsonl"
+    w = TraceWriter(str(path))
+    assert w.complete_header({"run_id": "r1"}) is False
+    assert path.read_bytes() == b""
+    w.close()
