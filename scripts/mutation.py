@@ -257,7 +257,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/harness/fixture.py"],
         ["tests/core/harness/test_fixture_changes.py", "tests/core/harness/test_context_rules.py",
          "tests/core/harness/test_context_read_rules.py", "tests/core/harness/test_context_write_rules.py",
-         "tests/core/harness/test_harness.py", "tests/core/harness/test_fail_closed.py"],
+         "tests/core/harness/test_harness.py", "tests/core/harness/test_fail_closed.py",
+         "tests/core/harness/test_fixture_rules.py"],
     ),
     "harness-llm": (
         ["tracetui/core/harness/llm.py"],
@@ -280,11 +281,14 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "harness-project": (
         ["tracetui/core/harness/project.py"],
         ["tests/core/harness/test_ambient.py", "tests/core/harness/test_harness.py",
-         "tests/core/harness/test_fail_closed.py"],
+         "tests/core/harness/test_fail_closed.py", "tests/core/harness/test_project_rules.py"],
     ),
     # the model relay against its own rule tests only (a relay, its child side and a local endpoint in the test
     # process): the only other tests that reach it, test_sandbox.py's, run it across namespaced children
     "relay": (["tracetui/core/harness/relay.py"], ["tests/core/harness/test_relay_rules.py"]),
+    # llm.py against its direct rule tests only (sessions built in the test, milliseconds each): the `harness-llm`
+    # entry above records and replays whole runs (seconds a surviving mutant; 607 mutants)
+    "harness-llm-fast": (["tracetui/core/harness/llm.py"], ["tests/core/harness/test_llm_rules.py"]),
     # (end of round 8e)
 
     # round 8f: harness redact_numbers, redact_wrapped, redact_config, redact_walk, ambient, sandbox

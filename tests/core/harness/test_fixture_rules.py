@@ -218,3 +218,21 @@ def test_a_long_list_with_a_common_item_is_still_matched_as_a_sequence():
     before = ["x"] + [0] * 250
     after = [0] * 250
     assert state_changes(before, after) == [{"path": "state[0]", "before": "x", "after": None, "removed": True}]
+
+
+def test_a_replaced_run_of_several_items_pairs_each_with_its_counterpart_and_later_changes_still_count():
+    before = ["a", "x1", "x2", "b"]
+    after = ["new", "a", "y1", "y2", "b", "end"]
+    assert state_changes(before, after) == [
+        {"path": "state[0]", "before": None, "after": "new", "added": True},
+        {"path": "state[2]", "before": "x1", "after": "y1"},
+        {"path": "state[3]", "before": "x2", "after": "y2"},
+        {"path": "state[5]", "before": None, "after": "end", "added": True},
+    ]
+
+
+def test_each_read_answers_every_recording_once_in_order_before_repeating_the_last():
+    store = RecordedReadsFixture()
+    for v in ("v1", "v2", "v3"):
+        store.seed("get", {"id": 1}, v)
+    assert [store.call("get", {"id": 1}, write=False) for _ in range(5)] == ["v1", "v2", "v3", "v3", "v3"]

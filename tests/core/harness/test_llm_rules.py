@@ -198,9 +198,20 @@ def test_the_async_form_awaits_an_async_model():
         await asyncio.sleep(0)
         return {"content": "async", "finish_reason": "stop"}
 
+    answers: list[Any] = []
+
+    async def model_kept(messages, **kw):
+        answers.append({"content": "async", "finish_reason": "stop"})
+        return answers[-1]
+
+    s, out = make(model=model_kept)
+    got = asyncio.run(s.allm(MESSAGES, "toy-1", "greet", "v4", {"seed": 1}))
+    assert got is answers[0]  # record mode: the live value itself
+    assert out.last.data["output"] == got
+    assert (out.last.data["prompt_id"], out.last.data["prompt_version"], out.last.data["params"]) == (
+        "greet", "v4", {"seed": 1})
     s, out = make(model=model)
-    got = asyncio.run(s.allm(MESSAGES, "toy-1", None, None, {}))
-    assert got == {"content": "async", "finish_reason": "stop"} and out.last.data["output"] == got
+    assert asyncio.run(s.allm(MESSAGES, "toy-1", None, None, {})) == {"content": "async", "finish_reason": "stop"}
     s, out = make("strict", [rec_llm(1)])
     got = asyncio.run(s.allm(MESSAGES, "toy-1", None, None, {}))
     assert got == ANSWER and out.last.attributes["replay.source"] == "recording"
@@ -255,12 +266,22 @@ def test_changed_params_or_prompt_version_are_an_input_mismatch_against_the_matc
         s.llm([{"role": "user", "content": "two"}], "toy-1", None, None, {"temperature": 1})
     # the call matched by its messages is the second: the differences are against it, not call #1 by position
     assert out.last.attributes["replay.recorded_span_id"] == "rec2"
-    assert info.value.differs and all("messages" not in d for d in info.value.differs)
+    assert info.value.differs and all("messages" not in d and not d.startswith("model")
+                                      for d in info.value.differs)
     assert any("temperature" in d for d in info.value.differs)
     s, out = make("strict", [rec_llm(1, params={"temperature": 0}, prompt_version="v1")])
     with pytest.raises(InputMismatch) as info:
         s.llm(MESSAGES, "toy-1", None, "v2", {"temperature": 0})
     assert any("prompt_version" in d for d in info.value.differs)
+    s, out = make("strict", [rec_llm(1, params={"temperature": 0}, prompt_id="greet")])
+    with pytest.raises(InputMismatch) as info:
+        s.llm(MESSAGES, "toy-1", "farewell", None, {"temperature": 0})
+    assert any("prompt_id" in d for d in info.value.differs)
+    # params sent now that the recorded call did not have: a mismatch too
+    s, out = make("strict", [rec_llm(1, params={})])
+    with pytest.raises(InputMismatch) as info:
+        s.llm(MESSAGES, "toy-1", None, None, {"temperature": 1})
+    assert any("temperature" in d for d in info.value.differs)
     s, out = make("strict", [rec_llm(1, params={"temperature": 0}, prompt_version="v1")])
     s.llm(MESSAGES, "toy-1", None, "v1", {"temperature": 0})
     assert out.last.attributes["replay.source"] == "recording"
@@ -302,6 +323,7 @@ def test_a_call_the_recording_started_and_never_finished_is_refused_as_incomplet
     assert s.outcome.divergences == [{"type": "recording_incomplete", "span_id": span.span_id, "seq": span.seq,
                                       "tool": "chat toy-1", "message": str(info.value)}]
     assert info.value.span_id == span.span_id and s.outcome.llm_served == 0
+    assert info.value.tool == "chat toy-1"
 
 
 def test_a_call_past_an_incomplete_recordings_end_is_refused_as_incomplete():

@@ -117,3 +117,11 @@ def test_check_volatile_raises_the_callers_error_naming_the_callers_place():
     got = check_volatile(source, "x", ValueError)
     got["t"].append("b")
     assert source == {"t": ["a"]}  # a copy: the caller's table is not shared
+
+
+def test_only_pyproject_holds_the_harness_settings_not_tracetui_toml(tmp_path):
+    (tmp_path / ".tracetui.toml").write_text('[tool.tracetui]\nread_tools = ["elsewhere"]\n')
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    assert project_table(str(inner)) == (None, {})
+    assert project_read_tools(str(inner)) == set()

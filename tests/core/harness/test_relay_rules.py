@@ -366,3 +366,23 @@ def test_the_child_fd_is_inheritable_and_the_parents_copy_closes_when_started():
             os.fstat(fd)
     finally:
         relay.close()
+
+
+def test_the_relays_threads_never_keep_the_parent_alive(wired):
+    """Every thread the relay starts is a daemon: a replay that ends while the child still holds a connection
+    exits (its accept thread is named ``tracetui-relay`` in thread dumps)."""
+    relay, up, port = wired
+    (accept,) = [t for t in threading.enumerate() if t.name == "tracetui-relay" and t.is_alive()
+                 and getattr(t, "_target", None) is not None and t._target.__self__ is relay]
+    assert accept.daemon
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(f"CONNECT 127.0.0.1:{up.port} HTTP/1.1\r\n\r\n".encode())
+        opened = b""
+        while not opened.endswith(b"\r\n\r\n"):
+            opened += c.recv(1)
+        # the tunnel is open: its two pipes run, one in the connection's thread, one in a thread of its own
+        piping = [t for t in threading.enumerate() if "(_serve)" in t.name or "(_pipe)" in t.name]
+        assert len(piping) >= 2 and all(t.daemon for t in piping)
+        c.sendall(b"END")
+        while c.recv(65536):
+            pass
