@@ -265,7 +265,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tests/core/harness/test_harness.py", "tests/core/harness/test_fail_closed.py",
          "tests/core/harness/test_duplicate_keys.py", "tests/core/harness/test_first_divergence_agrees.py",
          "tests/core/harness/test_context_write_rules.py", "tests/core/harness/test_heldout_agent.py",
-         "tests/core/harness/test_ambient.py"],
+         "tests/core/harness/test_ambient.py", "tests/core/harness/test_llm_rules.py"],
     ),
     "steps": (
         ["tracetui/core/harness/steps.py"],
@@ -276,7 +276,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "runcontext": (
         ["tracetui/core/harness/runcontext.py"],
         ["tests/core/harness/test_harness.py", "tests/core/harness/test_heldout_agent.py",
-         "tests/core/harness/test_fail_closed.py", "tests/core/harness/test_ambient.py"],
+         "tests/core/harness/test_fail_closed.py", "tests/core/harness/test_ambient.py",
+         "tests/core/harness/test_runcontext_rules.py"],
     ),
     "harness-project": (
         ["tracetui/core/harness/project.py"],

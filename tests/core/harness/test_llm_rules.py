@@ -153,17 +153,21 @@ def test_a_failed_live_call_is_a_failed_span_and_the_exception_goes_on():
     s, out = make(model=model)
     with pytest.raises(TimeoutError):
         s.llm(MESSAGES, "toy-1", None, None, {})
+    with pytest.raises(TimeoutError):
+        s.llm(MESSAGES, "toy-1", None, None, {})
+    assert s.outcome.model_calls == 2
     span = out.last
     assert span.status is Status.ERROR and span.error_type == "TimeoutError" and span.data["output"] is None
     assert span.attributes["error.message"].startswith("upstream timed out for ")
     assert EMAIL not in span.attributes["error.message"]
-    assert s.outcome.model_calls == 1
 
 
 def test_no_model_declared_is_a_harness_error_written_as_a_failed_span():
     s, out = make()
-    with pytest.raises(HarnessError, match=r"ctx\.llm\(model='toy-1'\) but its module declares no MODEL"):
+    with pytest.raises(HarnessError) as info:
         s.llm(MESSAGES, "toy-1", None, None, {})
+    assert str(info.value) == ("the agent called ctx.llm(model='toy-1') but its module declares no MODEL "
+                               "(MODEL(messages, *, model, **params) returning the assistant message)")
     span = out.last
     assert span.status is Status.ERROR and span.error_type == "HarnessError" and span.data["output"] is None
     assert s.outcome.model_calls == 0
@@ -246,7 +250,9 @@ def test_a_call_the_recording_does_not_hold_is_an_input_mismatch_naming_what_dif
     msg = str(info.value)
     assert msg.startswith("input mismatch on LLM call #1 (chat toy-1): frozen replay serves recorded outputs only for "
                           "the same rendered messages, model and params; differs from the recorded call: messages")
-    assert msg.endswith(". Replay with --llm live to call the model again.") and " ..." not in msg
+    assert msg == ("input mismatch on LLM call #1 (chat toy-1): frozen replay serves recorded outputs only for the "
+                   "same rendered messages, model and params; differs from the recorded call: "
+                   + "; ".join(info.value.differs) + ". Replay with --llm live to call the model again.")
     span = out.last
     assert span.status is Status.ERROR and span.error_type == "InputMismatch" and span.data["output"] is None
     assert span.attributes["replay.source"] == "input_mismatch"
@@ -272,11 +278,11 @@ def test_changed_params_or_prompt_version_are_an_input_mismatch_against_the_matc
     s, out = make("strict", [rec_llm(1, params={"temperature": 0}, prompt_version="v1")])
     with pytest.raises(InputMismatch) as info:
         s.llm(MESSAGES, "toy-1", None, "v2", {"temperature": 0})
-    assert any("prompt_version" in d for d in info.value.differs)
+    assert any(d.startswith("prompt_version") for d in info.value.differs)
     s, out = make("strict", [rec_llm(1, params={"temperature": 0}, prompt_id="greet")])
     with pytest.raises(InputMismatch) as info:
         s.llm(MESSAGES, "toy-1", "farewell", None, {"temperature": 0})
-    assert any("prompt_id" in d for d in info.value.differs)
+    assert any(d.startswith("prompt_id") for d in info.value.differs)
     # params sent now that the recorded call did not have: a mismatch too
     s, out = make("strict", [rec_llm(1, params={})])
     with pytest.raises(InputMismatch) as info:
@@ -295,6 +301,29 @@ def test_a_call_past_the_recorded_ones_names_the_position_and_no_recorded_span()
     assert "on LLM call #2 (chat toy-1)" in str(info.value)
     assert out.last.attributes["replay.recorded_span_id"] is None
     assert info.value.differs == ["no recorded LLM call at this position (the recording has 1)"]
+
+
+def test_another_model_with_the_same_messages_differs_in_the_model_only():
+    s, _ = make("strict", [rec_llm(1)])
+    with pytest.raises(InputMismatch) as info:
+        s.llm(MESSAGES, "toy-2", None, None, {})
+    assert info.value.differs and all(d.startswith("model") for d in info.value.differs)
+
+
+def _params_mismatch(n: int) -> InputMismatch:
+    s, _ = make("strict", [rec_llm(1, params={f"p{i}": i for i in range(n)})])
+    with pytest.raises(InputMismatch) as info:
+        s.llm(MESSAGES, "toy-1", None, None, {f"p{i}": -i - 1 for i in range(n)})
+    return info.value
+
+
+def test_six_differences_are_all_named_and_a_seventh_is_an_ellipsis():
+    six = _params_mismatch(6)
+    assert len(six.differs) == 6
+    assert str(six).endswith("; ".join(six.differs) + ". Replay with --llm live to call the model again.")
+    seven = _params_mismatch(7)
+    assert len(seven.differs) == 7
+    assert str(seven).endswith("; ".join(seven.differs[:6]) + " .... Replay with --llm live to call the model again.")
 
 
 def test_more_than_six_differences_are_cut_with_an_ellipsis():
@@ -371,6 +400,7 @@ def test_ambiguous_recorded_arguments_are_never_served_unless_truncation_is_acce
                                "replay.recorded_span_id": "rec1"}
     assert s.outcome.divergences == [{"type": "recording_unservable", "span_id": span.span_id, "seq": span.seq,
                                       "tool": "chat toy-1", "message": str(info.value)}]
+    assert (info.value.tool, info.value.reason, info.value.span_id) == ("chat toy-1", why, span.span_id)
     assert s.outcome.llm_served == 0
     s, out = make("strict", [rec_llm(1, attributes=dup)], accept_truncated=True)
     assert s.llm(MESSAGES, "toy-1", None, None, {}) == ANSWER
@@ -394,6 +424,12 @@ def test_a_foreign_calls_unchecked_fields_are_marked_and_counted():
     s, out = make("strict", [rec_llm(1)])
     s.llm(MESSAGES, "toy-1", None, None, {})
     assert "replay.unchecked" not in out.last.attributes and s.llm_unchecked == {}
+    # content capture off: the recording holds no messages, so they could not be checked either
+    quiet = rec_llm(1)
+    quiet.data.pop("messages")
+    s, out = make("strict", [quiet], foreign=True)
+    s.llm(MESSAGES, "toy-1", None, None, {})
+    assert "messages" in out.last.attributes["replay.unchecked"]
 
 
 def test_each_call_takes_the_next_position():
@@ -401,5 +437,6 @@ def test_each_call_takes_the_next_position():
     s.llm(MESSAGES, "toy-1", None, None, {})
     s.llm(MESSAGES, "toy-1", None, None, {})
     assert [sp.attributes["replay.recorded_span_id"] for sp in out.spans] == ["rec1", "rec2"]
+    assert s.outcome.llm_served == 2
     with pytest.raises(InputMismatch, match=r"LLM call #3 "):
         s.llm(MESSAGES, "toy-1", None, None, {})
