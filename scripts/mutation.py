@@ -271,8 +271,11 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["tracetui/core/harness/steps.py"],
         ["tests/core/harness/test_harness.py", "tests/core/harness/test_context_read_rules.py",
          "tests/core/harness/test_context_write_rules.py", "tests/core/harness/test_ambient.py",
-         "tests/core/harness/test_heldout_agent.py"],
+         "tests/core/harness/test_heldout_agent.py", "tests/core/harness/test_steps_rules.py"],
     ),
+    # steps.py against its direct rule tests only (generators built in the test): a survivor of the `steps` entry
+    # runs every record/replay test above (a minute and more each on a loaded machine)
+    "steps-fast": (["tracetui/core/harness/steps.py"], ["tests/core/harness/test_steps_rules.py"]),
     "runcontext": (
         ["tracetui/core/harness/runcontext.py"],
         ["tests/core/harness/test_harness.py", "tests/core/harness/test_heldout_agent.py",

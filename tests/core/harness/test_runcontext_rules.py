@@ -99,6 +99,7 @@ def test_the_async_model_call_passes_the_same():
     assert got == {"role": "assistant", "content": "toy-1{'seed': 3}"}
     data = out.last.data
     assert (data["prompt_id"], data["prompt_version"], data["params"]) == ("p", "v1", {"seed": 3})
+    assert data["messages"] == [{"role": "user", "content": "hi"}]
 
 
 def test_a_retrieval_passes_the_index_query_and_keywords_sync_and_async():
