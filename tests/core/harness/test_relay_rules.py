@@ -229,7 +229,11 @@ def test_a_child_without_no_proxy_variables_still_listens(monkeypatch):
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
         url = child_listen()
+        relay.started()
         assert url is not None and url.startswith("http://127.0.0.1:") and os.environ["HTTPS_PROXY"] == url
+        # the parent took the listener: a request is answered (and the relay closes what it took)
+        assert ask(int(url.rsplit(":", 1)[1]), b"CONNECT example.com:443 HTTP/1.1\r\n\r\n").startswith(
+            b"HTTP/1.1 403 Forbidden")
     finally:
         relay.close()
 
