@@ -25,7 +25,8 @@ def _span(span_id: str, seq: int, parent: str | None = "root") -> Span:
 
 
 def _lines(path) -> list[bytes]:
-    data = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        data = fh.read()
     assert data.endswith(b"\n")
     return data[:-1].split(b"\n")
 
@@ -210,7 +211,8 @@ def test_a_failed_run_with_overwrite_never_destroys_the_old_file(tmp_path):
     w = TraceWriter(str(path), overwrite=True)
     w.header({"run_id": "r1"})
     w.span(_span("a", 0, None))
-    del w  # the run died before close
+    # the run died before close: its stream is dropped without the writer closing
+    w._fh.close()
     assert path.read_bytes() == b"old run\n"
 
 
