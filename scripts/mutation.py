@@ -275,6 +275,56 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 8d)
 
     # round 8e: harness project, runcontext, writer, steps, fixture, llm, relay
+    # the harness's smaller modules, each against the in-process harness tests that reach it (records and replays
+    # built in the test, milliseconds to a second each) and its own rule tests; not test_tempfiles.py (it kills a
+    # child writing a trace), not test_sandbox.py (namespaced children: the mutated tree is not theirs), not the
+    # TUI's Pilot tests of watch (seconds each)
+    "writer": (
+        ["tracetui/core/harness/writer.py"],
+        ["tests/core/harness/test_harness.py", "tests/core/test_watch.py", "tests/core/harness/test_fail_closed.py",
+         "tests/core/harness/test_ambient.py", "tests/core/harness/test_heldout_agent.py",
+         "tests/core/harness/test_writer_rules.py"],
+    ),
+    "fixture": (
+        ["tracetui/core/harness/fixture.py"],
+        ["tests/core/harness/test_fixture_changes.py", "tests/core/harness/test_context_rules.py",
+         "tests/core/harness/test_context_read_rules.py", "tests/core/harness/test_context_write_rules.py",
+         "tests/core/harness/test_harness.py", "tests/core/harness/test_fail_closed.py",
+         "tests/core/harness/test_fixture_rules.py"],
+    ),
+    "harness-llm": (
+        ["tracetui/core/harness/llm.py"],
+        ["tests/core/harness/test_harness.py", "tests/core/harness/test_fail_closed.py",
+         "tests/core/harness/test_duplicate_keys.py", "tests/core/harness/test_first_divergence_agrees.py",
+         "tests/core/harness/test_context_write_rules.py", "tests/core/harness/test_heldout_agent.py",
+         "tests/core/harness/test_ambient.py", "tests/core/harness/test_llm_rules.py"],
+    ),
+    "steps": (
+        ["tracetui/core/harness/steps.py"],
+        ["tests/core/harness/test_harness.py", "tests/core/harness/test_context_read_rules.py",
+         "tests/core/harness/test_context_write_rules.py", "tests/core/harness/test_ambient.py",
+         "tests/core/harness/test_heldout_agent.py", "tests/core/harness/test_steps_rules.py"],
+    ),
+    # steps.py against its direct rule tests only (generators built in the test): a survivor of the `steps` entry
+    # runs every record/replay test above (a minute and more each on a loaded machine)
+    "steps-fast": (["tracetui/core/harness/steps.py"], ["tests/core/harness/test_steps_rules.py"]),
+    "runcontext": (
+        ["tracetui/core/harness/runcontext.py"],
+        ["tests/core/harness/test_harness.py", "tests/core/harness/test_heldout_agent.py",
+         "tests/core/harness/test_fail_closed.py", "tests/core/harness/test_ambient.py",
+         "tests/core/harness/test_runcontext_rules.py"],
+    ),
+    "harness-project": (
+        ["tracetui/core/harness/project.py"],
+        ["tests/core/harness/test_ambient.py", "tests/core/harness/test_harness.py",
+         "tests/core/harness/test_fail_closed.py", "tests/core/harness/test_project_rules.py"],
+    ),
+    # the model relay against its own rule tests only (a relay, its child side and a local endpoint in the test
+    # process): the only other tests that reach it, test_sandbox.py's, run it across namespaced children
+    "relay": (["tracetui/core/harness/relay.py"], ["tests/core/harness/test_relay_rules.py"]),
+    # llm.py against its direct rule tests only (sessions built in the test, milliseconds each): the `harness-llm`
+    # entry above records and replays whole runs (seconds a surviving mutant; 607 mutants)
+    "harness-llm-fast": (["tracetui/core/harness/llm.py"], ["tests/core/harness/test_llm_rules.py"]),
     # (end of round 8e)
 
     # round 8f: harness redact_numbers, redact_wrapped, redact_config, redact_walk, ambient, sandbox
