@@ -7,6 +7,7 @@ namespace itself is test_sandbox.py's (children)."""
 from __future__ import annotations
 
 import os
+import socket
 import struct
 import subprocess
 import sys
@@ -125,9 +126,11 @@ class _Ioctl:
     def __init__(self, flags: int, fail: bool = False) -> None:
         self.flags, self.fail = flags, fail
         self.calls: list[tuple[int, bytes]] = []
+        self.sockets: list[Any] = []
 
     def __call__(self, fd: Any, request: int, arg: bytes) -> bytes:
         self.calls.append((request, arg))
+        self.sockets.append(fd)
         if self.fail:
             raise OSError("not permitted")
         return struct.pack("16sh22x", b"lo", self.flags) if request == 0x8913 else arg
@@ -151,6 +154,7 @@ def test_a_child_that_sees_loopback_only_brings_it_up_listens_and_is_namespaced(
     assert sandbox.enter_child() == sandbox.ISOLATION_NAMESPACE
     assert listened == ["listen"] and sandbox.ENV_CHILD not in os.environ  # the agent's processes are not the child
     assert ioctl.calls == [(0x8913, struct.pack("16sh22x", b"lo", 0)), (0x8914, struct.pack("16sh22x", b"lo", 0x49))]
+    assert all(isinstance(s, socket.socket) and s.family == socket.AF_INET for s in ioctl.sockets)  # on a socket
 
 
 def test_bringing_loopback_up_may_fail_and_the_child_is_still_namespaced(child: Any) -> None:
@@ -199,3 +203,11 @@ def test_the_child_environment_is_this_one_with_the_child_variable_and_this_trac
     assert sandbox.child_env()["PYTHONPATH"] == root
     monkeypatch.setenv("PYTHONPATH", "")
     assert sandbox.child_env()["PYTHONPATH"] == root
+
+
+def test_a_child_started_without_the_child_variable_still_checks_its_interfaces(child: Any) -> None:
+    """The zero-code entry's child is told by its configuration (``autopatch``), not always by the variable."""
+    monkeypatch, listened = child
+    monkeypatch.delenv(sandbox.ENV_CHILD)
+    monkeypatch.setattr(sandbox.socket, "if_nameindex", lambda: [(2, "eth0")])
+    assert sandbox.enter_child() == sandbox.ISOLATION_GUARD and listened == ["listen"]
