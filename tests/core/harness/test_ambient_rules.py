@@ -322,3 +322,43 @@ def test_a_recording_is_never_overwritten_unless_asked() -> None:
             pass
     assert str(e.value) == "o.jsonl exists; choose another name or pass overwrite=True"
     assert Path("o.jsonl").read_text() == "old"
+
+
+# ----------------------------------------------------------------------------- ids of the run, the recorded input
+
+
+def test_the_trace_and_run_ids_come_from_the_seed_the_mode_and_the_start_time() -> None:
+    def ids(seed: int, mode: str = "record", at: int = 1_700_000_000_000_000_000) -> tuple[str, str]:
+        s = HarnessSession(mode, "o.jsonl", seed=seed, timer=lambda: at)
+        return s.trace_id, s.run_id
+
+    first = ids(3)
+    assert first == ids(3) and first != ids(4) and first != ids(3, at=1_700_000_000_000_000_001)
+    for seed in range(8):
+        trace_id, run_id = ids(seed)
+        assert len(trace_id) == 32 and int(trace_id, 16) >= 0 and isinstance(run_id, str) and run_id
+
+
+def test_a_replays_run_id_names_the_recorded_run_else_its_trace_else_run() -> None:
+    rec = _recording()
+    assert HarnessSession("strict", "o.jsonl", recording=rec).run_id == f"replay-of-{rec.header['run_id']}"
+    rec.header.pop("run_id")
+    assert HarnessSession("strict", "o.jsonl", recording=rec).run_id == f"replay-of-{rec.trace_id}"
+    rec.trace_id = ""
+    assert HarnessSession("strict", "o.jsonl", recording=rec).run_id == "replay-of-run"
+
+
+def test_a_replay_of_a_recording_without_an_input_has_none() -> None:
+    rec = _recording()
+    rec.header.pop("input")
+    for span in rec.spans:
+        if span.parent_id is None:
+            span.data.pop("input", None)
+    assert HarnessSession("strict", "o.jsonl", recording=rec).input is None
+
+
+def test_a_replay_session_built_directly_serves_no_truncated_responses_unless_asked() -> None:
+    rec = _recording()
+    with HarnessSession("strict", "o.jsonl", recording=rec) as s:
+        s.output = "ok"
+    assert "accept_truncated" not in _header("o.jsonl")
