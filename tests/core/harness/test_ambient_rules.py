@@ -362,3 +362,27 @@ def test_a_replay_session_built_directly_serves_no_truncated_responses_unless_as
     with HarnessSession("strict", "o.jsonl", recording=rec) as s:
         s.output = "ok"
     assert "accept_truncated" not in _header("o.jsonl")
+
+
+@pytest.mark.parametrize("argv", [["-c"], [""], []])
+def test_a_program_without_a_file_name_records_as_agent(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", argv)  # python -c, an interactive interpreter, an embedded one
+    assert HarnessSession("record", "o.jsonl").spec.name == "agent"
+
+
+def test_a_recording_blocks_nothing_and_its_result_says_so() -> None:
+    with record_session("o.jsonl") as s:
+        s.output = "ok"
+    assert s.result is not None and s.result.blocked == [] and s.result.error is None
+
+
+def test_a_divergence_raised_out_of_a_replay_block_is_the_runs_divergence() -> None:
+    from tracetui.core.errors import ReplayDivergence
+
+    rec = _recording()
+    s = HarnessSession("strict", "o.jsonl", recording=rec)
+    with pytest.raises(ReplayDivergence):
+        with s:
+            raise ReplayDivergence("left the recording here", span_id="abc")
+    assert s.result is not None and s.result.outcome.divergences == [
+        {"type": "divergence", "span_id": "abc", "seq": None, "tool": None, "message": "left the recording here"}]
