@@ -39,10 +39,17 @@ def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["/somewhere/app.py"])
 
 
+@tracetui.tool(read=True)
+def get_order(order_id: str) -> dict[str, str]:
+    """A read the recordings below make once."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
 def _recording(path: str = "rec.jsonl", **header: Any) -> Any:
     """A recorded run (agent ``rec-agent``, ``get_order`` a read, seed 7), read back; ``header`` fields replaced."""
     with record_session(path, read_tools=["get_order"], agent="rec-agent", seed=7, agent_ref="examples/rec.py",
                         input={"q": 1}) as s:
+        get_order("A1")
         s.output = "ok"
     trace = read_trace(path)
     for k, v in header.items():
@@ -386,3 +393,21 @@ def test_a_divergence_raised_out_of_a_replay_block_is_the_runs_divergence() -> N
             raise ReplayDivergence("left the recording here", span_id="abc")
     assert s.result is not None and s.result.outcome.divergences == [
         {"type": "divergence", "span_id": "abc", "seq": None, "tool": None, "message": "left the recording here"}]
+
+
+def test_the_result_names_the_file_the_run_and_the_output() -> None:
+    with record_session("o.jsonl", run_id="run-9") as s:
+        s.output = {"answer": 42}
+    assert s.result is not None
+    assert (s.result.path, s.result.run_id, s.result.output) == ("o.jsonl", "run-9", {"answer": 42})
+
+
+def test_a_faithful_replay_reproduces_and_consumes_every_read_and_an_idle_one_does_neither() -> None:
+    rec = _recording()
+    with HarnessSession("strict", "o.jsonl", recording=rec) as s:
+        s.output = get_order("A1")
+    assert s.result is not None and s.result.reproduces is True and s.result.unconsumed == []
+    with HarnessSession("strict", "o2.jsonl", recording=rec) as idle:
+        idle.output = "ok"
+    assert idle.result is not None and idle.result.reproduces is False
+    assert [u.get("tool") for u in idle.result.unconsumed] == ["get_order"]
