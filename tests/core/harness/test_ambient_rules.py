@@ -411,3 +411,48 @@ def test_a_faithful_replay_reproduces_and_consumes_every_read_and_an_idle_one_do
         idle.output = "ok"
     assert idle.result is not None and idle.result.reproduces is False
     assert [u.get("tool") for u in idle.result.unconsumed] == ["get_order"]
+
+
+# ----------------------------------------------------------------------------- the header
+
+
+def test_a_recordings_header_names_the_session_its_reads_and_each_tools_schema_hash() -> None:
+    _recording()
+    header = _header("rec.jsonl")
+    assert header["record_mode"] == "record" and header["recorder"] == "tracetui.session"
+    assert "llm_mode" not in header and "replay_of" not in header and "network_isolation" not in header
+    assert header["read_tools"] == ["get_order"] and list(header["tool_schemas"]) == ["get_order"]
+    for digest in (header["tool_schema_hash"], header["tool_schemas"]["get_order"]):
+        assert len(digest) == 16 and int(digest, 16) >= 0
+    assert header["agent"] == "rec-agent" and header["agent_ref"] == "examples/rec.py"
+
+
+def test_a_replays_header_names_what_it_replays_how_and_behind_what() -> None:
+    rec = _recording()
+    with HarnessSession("strict", "o.jsonl", recording=rec) as s:
+        s.hinted_read("zeta", "mcp")
+        s.hinted_read("alpha", "mcp")
+        s.output = get_order("A1")
+    header = _header("o.jsonl")
+    assert header["record_mode"] == "strict" and header["llm_mode"] == "frozen"
+    assert header["replay_of"] == {"run_id": rec.header["run_id"], "trace_id": rec.trace_id, "path": "rec.jsonl",
+                                   "format": rec.format}
+    assert header["network_isolation"] == ISOLATION_GUARD and header["recorder"] == "tracetui.session"
+    assert header["hinted_read_tools"] == ["alpha", "zeta"] and "allow_live" not in header
+
+
+def test_a_session_is_entered_once_never_nested_and_never_writes_over_its_recording() -> None:
+    s = record_session("a.jsonl")
+    with s:
+        with pytest.raises(HarnessError) as e:
+            with record_session("b.jsonl"):
+                pass
+        assert str(e.value) == "a tracetui session is already open in this context; sessions do not nest"
+        s.output = "ok"
+    with pytest.raises(HarnessError) as e:
+        s.__enter__()
+    assert str(e.value) == "a tracetui session is entered once"
+    rec = _recording()
+    with pytest.raises(HarnessError) as e:
+        HarnessSession("strict", "rec.jsonl", recording=rec, overwrite=True).__enter__()
+    assert str(e.value) == "out=rec.jsonl is the recording being replayed; write the replay to another file"
