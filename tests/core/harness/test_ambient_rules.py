@@ -456,3 +456,28 @@ def test_a_session_is_entered_once_never_nested_and_never_writes_over_its_record
     with pytest.raises(HarnessError) as e:
         HarnessSession("strict", "rec.jsonl", recording=rec, overwrite=True).__enter__()
     assert str(e.value) == "out=rec.jsonl is the recording being replayed; write the replay to another file"
+
+
+def test_a_recording_leaves_the_network_open_and_writes_its_normalisation_and_redaction_record() -> None:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    try:
+        with record_session("o.jsonl") as s:
+            socket.create_connection(server.getsockname(), timeout=5).close()  # live: nothing blocks a recording
+            s.output = "ok"
+    finally:
+        server.close()
+    assert s.result is not None and s.result.blocked == []
+    header = _header("o.jsonl")
+    assert header["normalization"] and header["redaction"]["key_id"] == s.redactor.key_id
+    assert header["redaction"]["rules"] == list(s.redactor.rules)
+
+
+def test_outside_its_block_a_session_says_how_to_use_it() -> None:
+    s = HarnessSession("record", "o.jsonl")
+    with pytest.raises(HarnessError) as e:
+        _ = s.random
+    assert str(e.value) == "the tracetui session is not open: use it inside its with block"
