@@ -481,3 +481,10 @@ def test_outside_its_block_a_session_says_how_to_use_it() -> None:
     with pytest.raises(HarnessError) as e:
         _ = s.random
     assert str(e.value) == "the tracetui session is not open: use it inside its with block"
+
+
+def test_after_its_block_a_session_is_closed_again() -> None:
+    with record_session("o.jsonl") as s:
+        s.output = "ok"
+    with pytest.raises(HarnessError, match="the tracetui session is not open"):
+        s.new_id()
