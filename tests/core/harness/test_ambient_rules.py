@@ -488,3 +488,23 @@ def test_after_its_block_a_session_is_closed_again() -> None:
         s.output = "ok"
     with pytest.raises(HarnessError, match="the tracetui session is not open"):
         s.new_id()
+
+
+def test_a_replay_says_whether_the_recorded_run_failed() -> None:
+    rec = _recording()
+    with HarnessSession("strict", "o.jsonl", recording=rec) as s:
+        s.output = get_order("A1")
+    assert s.result is not None and s.result.original_failed is False
+    with pytest.raises(ValueError):
+        with record_session("bad.jsonl"):
+            raise ValueError("the agent failed")
+    with HarnessSession("strict", "o2.jsonl", recording=read_trace("bad.jsonl")) as again:
+        again.output = "ok"
+    assert again.result is not None and again.result.original_failed is True
+
+
+def test_the_tool_schema_hash_changes_with_the_tools_the_run_called() -> None:
+    with record_session("none.jsonl") as s:
+        s.output = "ok"
+    _recording()
+    assert _header("none.jsonl")["tool_schema_hash"] != _header("rec.jsonl")["tool_schema_hash"]
