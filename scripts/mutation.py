@@ -328,6 +328,31 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 8e)
 
     # round 8f: harness redact_numbers, redact_wrapped, redact_config, redact_walk, ambient, sandbox
+    # the Redactor's mixins, each against the redaction tests and its own rule tests (objects built in the test)
+    "redact-walk": (["tracetui/core/harness/redact_walk.py"],
+                    REDACT_TESTS + ["tests/core/harness/test_redact_walk_rules.py"]),
+    "redact-config": (["tracetui/core/harness/redact_config.py"],
+                      REDACT_TESTS + ["tests/core/harness/test_redact_config_rules.py"]),
+    "redact-wrapped": (["tracetui/core/harness/redact_wrapped.py"],
+                       REDACT_TESTS + ["tests/core/harness/test_redact_wrapped_rules.py"]),
+    "redact-numbers": (["tracetui/core/harness/redact_numbers.py"],
+                       REDACT_TESTS + ["tests/core/harness/test_redact_numbers_rules.py"]),
+    # the ambient session (tracetui.record / tracetui.replay) against its in-process tests; not tests/integrations/
+    # (each framework's client or server built per test, and the sessions are the integrations' subject there),
+    # not test_sandbox.py (its replays start namespaced children) nor tests/test_secret_corpus.py (the CLI)
+    "ambient": (
+        ["tracetui/core/harness/ambient.py"],
+        [
+            "tests/core/harness/test_ambient.py",
+            "tests/core/harness/test_context_write_rules.py",
+            "tests/core/harness/test_tools_rules.py",
+            "tests/core/harness/test_ambient_rules.py",
+        ],
+    ),
+    # the namespace's helpers against their rule tests only (probe, child, environment, all monkeypatched in
+    # process): test_sandbox.py's replays start namespaced children, which import the tree outside mutmut's folder,
+    # and its module probes `unshare` when collected
+    "sandbox": (["tracetui/core/harness/sandbox.py"], ["tests/core/harness/test_sandbox_rules.py"]),
     # (end of round 8f)
 
 }
