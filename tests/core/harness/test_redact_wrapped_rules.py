@@ -103,6 +103,18 @@ def test_parts_that_are_not_text_dicts_are_left_out_of_the_join_and_kept() -> No
                               {"type": "text", "text": ""}]
 
 
+def test_a_secret_split_across_parts_that_are_dict_subclasses_is_found_too() -> None:
+    """Framework message parts may be ``OrderedDict``s (or another dict subclass): joined as plain dicts are."""
+    from collections import OrderedDict
+
+    r = _r()
+    parts = [OrderedDict(type="text", text="my key is " + KEY[:6]), OrderedDict(type="text", text=KEY[6:] + " ok")]
+    whole = r.text("my key is " + KEY + " ok")
+    got = r.value(parts)
+    assert [p["text"] for p in got] == [whole, ""]
+    assert KEY not in "".join(p["text"] for p in got)
+
+
 def test_parts_with_nothing_split_are_each_their_own_and_counted_once() -> None:
     r = _r()
     parts = [{"type": "text", "text": "mail ann@example.com "}, {"type": "text", "text": "and bob@example.org"}]

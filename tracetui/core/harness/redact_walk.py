@@ -161,7 +161,7 @@ class ValueWalk:
             except UnsupportedValue as e:
                 e.where.insert(0, len(out))
                 raise
-            if len(out) > 1 and type(v[0]) is dict and "text" in v[0]:  # message parts: a value split across them
+            if len(out) > 1 and isinstance(v[0], dict) and "text" in v[0]:  # message parts: a value split across them
                 return self._joined_parts(v, out)
             return out
         if v is None or t is int or t is float or t is bool:

@@ -60,8 +60,8 @@ class WrappedScan:
 
     def _joined_parts(self, v: list[Any], out: list[Any]) -> list[Any]:
         """``out`` (the parts redacted one by one), or the text parts redacted as one text when that differs."""
-        idx = [i for i, x in enumerate(v) if type(x) is dict and type(x.get("text")) is str
-               and type(out[i]) is dict and type(out[i].get("text")) is str]
+        idx = [i for i, x in enumerate(v) if isinstance(x, dict) and type(x.get("text")) is str
+               and isinstance(out[i], dict) and type(out[i].get("text")) is str]  # (a dict subclass too)
         if len(idx) < 2:
             return out
         before = dict(self._counts)
