@@ -584,3 +584,41 @@ def test_batch_examines_the_pairs_on_the_executor_given(tmp_path: Path) -> None:
     assert report.errors == [CaseError("a", case.original,
                                        f"{case.original}: the task failed on its worker: OSError: worker died")]
     assert report.groups == [] and report.cases == 1
+
+
+def test_a_tracetui_error_blames_the_file_it_names_else_the_file_being_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replay read on demand while diffing (its file changed since): the error names the replay, not the original."""
+    import tracetui.core.diff as diff_mod
+    from tracetui.core.errors import TracetuiError
+
+    case = _pair(tmp_path / "c", "AC2")
+
+    def changed(*_a: object, **_k: object) -> None:
+        raise ReadError(case.replay, "changed since it was loaded")
+
+    monkeypatch.setattr(diff_mod, "diff_traces", changed)
+    assert examine((case, False)) == (
+        "error", CaseError("c", case.replay, f"{case.replay}: changed since it was loaded"), [], None)
+
+    def pathless(*_a: object, **_k: object) -> None:
+        raise TracetuiError("no path here")
+
+    monkeypatch.setattr(diff_mod, "diff_traces", pathless)
+    assert examine((case, False)) == ("error", CaseError("c", case.original, "no path here"), [], None)
+
+
+def test_a_call_only_in_the_replay_has_no_original_span_id(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    folder.mkdir()
+    for side in ("original", "replay"):
+        t = TraceBuilder(prefix=side[0])
+        root = t.add("agent", "support-agent", input={"q": "pause"})
+        t.add("tool", "get_account", parent=root, arguments={"account_id": "AC1"}, output={"ok": True})
+        if side == "replay":
+            t.add("tool", "refund", parent=root, arguments={"account_id": "AC1"}, output={"ok": True})
+        write_trace(str(folder / f"{side}.jsonl"), t.trace())
+    case = Case("c", str(folder / "original.jsonl"), str(folder / "replay.jsonl"))
+    kind, (sig, found), _, _ = examine((case, False))
+    assert kind == "diverged" and sig[:3] == ("unrecorded_call", "tool", "refund")
+    assert (found.original_span_id, found.replay_span_id) == (None, "r2")
