@@ -256,6 +256,30 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 8a)
 
     # round 8b: triage batch, core values, golden contract
+    # core/values.py (the equality flags and leaf changes compare.py and the cassette use): compare.py's own tests,
+    # the cassette's rule tests (argument and message matching through diff_field/strip_ids) and its direct rules
+    "values": (
+        ["tracetui/core/values.py"],
+        ["tests/core/test_compare.py", "tests/core/test_compare_mutants.py", "tests/core/test_rules_pinned.py",
+         "tests/core/test_envelopes.py", "tests/core/harness/test_cassette_rules.py",
+         "tests/core/test_values_rules.py"],
+    ),
+    # core/golden/contract.py only re-exports clauses.py and checking.py (no function of its own)
+    "golden-contract": (
+        ["tracetui/core/golden/contract.py"],
+        ["tests/core/golden/test_contract.py", "tests/core/golden/test_contract_rules.py"],
+    ),
+    # core/triage/batch.py: test_batch.py (folders written in the test; its 25-pair batches run triage, 0.1-0.3 s
+    # each), test_batch_cli.py and the direct rule tests (traces built in the test). Not in test_batch_cli.py: the
+    # subprocess test (a child imports the tree outside mutmut's folder) and `tracetui triage --batch` through
+    # main() (5 s: it imports every command; the wiring, not batch.py). Not test_triage_acceptance.py (records runs
+    # through the harness: seconds a mutant, as for `verdict`) nor test_nightly.py (a Dask cluster)
+    "triage-batch": (
+        ["tracetui/core/triage/batch.py"],
+        ["tests/core/test_batch.py", "tests/cli/test_batch_cli.py", "tests/core/test_batch_rules.py",
+         "--deselect", "tests/cli/test_batch_cli.py::test_batch_without_a_terminal_never_imports_rich",
+         "--deselect", "tests/cli/test_batch_cli.py::test_tracetui_triage_batch_runs_it"],
+    ),
     # (end of round 8b)
 
     # round 8c: golden runner, promote's survivors
