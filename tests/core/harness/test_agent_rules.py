@@ -498,3 +498,113 @@ def test_an_absolute_or_working_or_unfound_reference_is_returned_unchanged(tmp_p
     # empty target: unchanged
     assert locate_agent_ref(":run", trace) == ":run"
 
+
+
+def test_a_module_raising_a_module_not_found_error_of_its_own_reports_it_as_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write(tmp_path, "raise ModuleNotFoundError('plugin registry missing')\n", name="agent_rules_mod_c.py")
+    message = refused("agent_rules_mod_c:run")
+    assert message == ("agent 'agent_rules_mod_c:run': importing agent_rules_mod_c raised ModuleNotFoundError: "
+                       f"plugin registry missing at {tmp_path / 'agent_rules_mod_c.py'}:1")
+    monkeypatch.delitem(sys.modules, "agent_rules_mod_c", raising=False)
+
+
+def test_a_reference_whose_path_holds_a_colon_is_split_at_its_last_colon(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    odd = tmp_path / "team:a"
+    odd.mkdir()
+    path = write(odd, "def run(ctx, input):\n    return 7\n")
+    s = load_agent(f"{path}:run")
+    assert s.run(None, None) == 7 and s.name == "agent.run"
+    # locate_agent_ref splits the same way: the file part is "team:a/desk.py"
+    (odd / "desk.py").write_text("", encoding="utf-8")
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert locate_agent_ref("team:a/desk.py:run", str(tmp_path / "t.jsonl")) == "../team:a/desk.py:run"
+
+
+def test_a_module_reference_is_named_after_the_whole_dotted_module(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "agent_rules_pkg").mkdir()
+    (tmp_path / "agent_rules_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    write(tmp_path / "agent_rules_pkg", "def run(ctx, input):\n    return 1\n", name="desk.py")
+    assert load_agent("agent_rules_pkg.desk:run").name == "agent_rules_pkg.desk.run"
+    for name in ("agent_rules_pkg.desk", "agent_rules_pkg"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def test_a_missing_function_hint_skips_callables_without_a_module(tmp_path: Path) -> None:
+    # str.upper has no __module__: not the module's own function, and no error reading it
+    path = write(tmp_path, "upper = str.upper\ndef helper(ctx, input): pass\n")
+    assert refused(f"{path}:run") == f"agent '{path}:run': {path} has no 'run'; functions there: helper"
+
+
+def test_the_current_folder_is_not_added_when_the_empty_entry_already_stands_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "def run(ctx, input):\n    return 2\n", name="agent_rules_mod_d.py")
+    monkeypatch.setattr(sys, "path", [""] + [p for p in sys.path if p not in ("", str(tmp_path))])
+    before = list(sys.path)
+    assert load_agent("agent_rules_mod_d:run").run(None, None) == 2
+    assert sys.path == before
+    monkeypatch.delitem(sys.modules, "agent_rules_mod_d", raising=False)
+
+
+def test_an_agent_files_neighbour_wins_over_a_module_of_the_same_name_elsewhere_on_sys_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere, mine = tmp_path / "elsewhere", tmp_path / "mine"
+    elsewhere.mkdir()
+    mine.mkdir()
+    write(elsewhere, "VALUE = 'elsewhere'\n", name="agent_rules_shadow.py")
+    write(mine, "VALUE = 'neighbour'\n", name="agent_rules_shadow.py")
+    monkeypatch.syspath_prepend(str(elsewhere))
+    monkeypatch.delitem(sys.modules, "agent_rules_shadow", raising=False)
+    s = load(mine, "from agent_rules_shadow import VALUE\n\ndef run(ctx, input):\n    return VALUE\n")
+    assert s.run(None, None) == "neighbour"
+    monkeypatch.delitem(sys.modules, "agent_rules_shadow", raising=False)
+
+
+def test_an_agent_that_removed_itself_from_sys_modules_and_raised_reports_its_own_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "import sys\ndel sys.modules[__name__]\nraise LookupError('gone')\n")
+    assert refused(f"{path}:run") == f"agent '{path}:run': importing {path} raised LookupError: gone at {path}:3"
+
+
+def test_the_place_an_import_error_came_from_is_a_real_file_not_the_import_machinery(tmp_path: Path) -> None:
+    path = write(tmp_path, "import importlib\nimportlib.import_module('agent_rules_nowhere_mod')\n")
+    message = refused(f"{path}:run")
+    assert "raised ModuleNotFoundError: No module named 'agent_rules_nowhere_mod' at " in message
+    where = message.rsplit(" at ", 1)[1]
+    assert "<frozen" not in where and os.path.isfile(where.rsplit(":", 1)[0]), where
+
+
+def test_a_found_reference_of_the_same_length_either_way_is_the_absolute_one(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # relative "../" * k + "desk.py" and absolute BASE + "/desk.py" are as long when 3k == len(BASE) + 1
+    base = tmp_path / ("x" * (3 - (len(str(tmp_path)) + 2) % 3))
+    assert (len(str(base)) + 1) % 3 == 0
+    k = (len(str(base)) + 1) // 3
+    deep = base.joinpath(*["a"] * k)
+    deep.mkdir(parents=True)
+    (base / "desk.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(deep)
+    assert len(os.path.relpath(base / "desk.py")) == len(str(base / "desk.py"))
+    assert locate_agent_ref("desk.py:run", str(base / "orig.jsonl")) == f"{base / 'desk.py'}:run"
+
+
+def test_a_trace_in_a_folder_with_a_hash_in_its_name_is_looked_up_from_that_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # FILE#RUN is split as read_trace splits it (readers.split_run_ref): the run follows the last "#", and a path
+    # that exists is a file even with a "#" in it (was: cut at the first "#", so the walk started above the folder)
+    runs = tmp_path / "runs#2" / "nov 3"
+    runs.mkdir(parents=True)
+    (runs / "orig.jsonl").write_text("", encoding="utf-8")
+    (runs / "desk.py").write_text("", encoding="utf-8")
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    expected = "../runs#2/nov 3/desk.py:run"
+    assert locate_agent_ref("desk.py:run", str(runs / "orig.jsonl")) == expected
+    assert locate_agent_ref("desk.py:run", f"{runs / 'orig.jsonl'}#run-1") == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -187,7 +188,16 @@ def test_a_recorded_runs_clock_is_the_one_given_else_its_start_to_the_second(mon
     assert (moment.isoformat(), zone) == ("2026-01-01T08:00:00+01:00", "Europe/Paris")
 
 
-def test_a_run_id_is_the_utc_start_to_the_second_and_four_hex_digits() -> None:
+def test_a_run_id_is_the_utc_start_to_the_second_and_four_hex_digits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # the machine's own zone is not the run id's
+    time.tzset()
+    try:
+        ids = random.Random(5)
+        expected = f"{random.Random(5).getrandbits(16):04x}"
+        assert new_run_id(ids, T0 + 600_000_000) == f"run-20260921T141320Z-{expected}"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
     ids = random.Random(5)
     expected = f"{random.Random(5).getrandbits(16):04x}"
     assert new_run_id(ids, T0 + 600_000_000) == f"run-20260921T141320Z-{expected}"
