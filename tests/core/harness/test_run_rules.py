@@ -170,7 +170,7 @@ def test_a_clock_without_an_offset_is_taken_in_the_zone_and_one_with_an_offset_i
 
 
 def test_a_clock_that_is_not_iso_8601_is_refused() -> None:
-    for bad in ("tomorrow", "2026-13-01T00:00:00"):
+    for bad in ("tomorrow", "2026-13-01T00:00:00", "2026-03-02T09:30:00z"):  # ISO 8601's designator is "Z"
         with pytest.raises(HarnessError) as info:
             parse_clock(bad, "UTC")
         assert str(info.value) == f"clock {bad!r} is not an ISO 8601 time (2026-11-03T10:14:02+01:00)"
@@ -215,7 +215,12 @@ def test_the_normalization_notes_name_the_rules_the_key_and_the_seed() -> None:
     assert len(notes) == 5
     assert notes[2] == f"redaction before write: email, phone replaced by stable typed tokens (HMAC-SHA256, key {redactor.key_id})"
     assert notes[4] == "randomness: ctx.new_id() and ctx.random seeded with 42 (header seed)"
-    assert "fixed for the whole run" in notes[3] and "args_hash" in notes[1] and "recorded whole" in notes[0]
+    # the header's statements of how values were kept, keyed and frozen (docs/format.md, "normalization")
+    assert notes[0] == ("arguments and outputs: recorded whole, as the agent passed them and the tool returned them, "
+                        "before any parsing; non-JSON values written as text")
+    assert notes[1] == ("calls keyed by tool name + args_hash (SHA-256 of canonical JSON: keys sorted, JSON strings "
+                        "parsed); numbers and list order as recorded")
+    assert notes[3] == "clock: ctx.now() is the run's clock, fixed for the whole run (header clock)"
 
 
 # --- the header --------------------------------------------------------------------------------------------------
@@ -273,8 +278,8 @@ def test_the_replay_clock_is_the_recorded_clock_in_its_zone() -> None:
 
 
 def test_a_replay_without_a_usable_clock_is_frozen_at_the_runs_start_in_utc_with_a_note() -> None:
-    moment, zone, notes = replay_clock(Trace([root_span()], header={"start_ns": T0 + 5}))
-    assert (moment, zone) == (datetime.fromtimestamp((T0 + 5) / 1e9, timezone.utc), "UTC")
+    moment, zone, notes = replay_clock(Trace([root_span()], header={"start_ns": T0 + 5_000_000_000}))
+    assert (moment, zone) == (datetime.fromtimestamp((T0 + 5_000_000_000) / 1e9, timezone.utc), "UTC")
     assert notes == ["the recording has no clock (header clock.now); frozen at the run's start in UTC"]
     moment, zone, notes = replay_clock(Trace([root_span()], header={"clock": {"now": "soon"}}))
     assert moment == datetime.fromtimestamp(T0 / 1e9, timezone.utc)  # the earliest span start
@@ -727,3 +732,75 @@ def test_a_truncated_recorded_read_is_not_seeded_into_the_fixture() -> None:
     assert store.seeded == [("get", {"n": 1}, "whole"), ("get", {"n": 5}, "cut?")]
     assert isinstance(_seed_fixture(AgentSpec(ref="a.py:run", run=len, name="a"),
                                     Cassette.from_trace(trace, {}, lambda v, **kw: v), None), RecordedReadsFixture)
+
+
+def test_the_agent_is_given_its_input_and_run_id_on_ctx(tmp_path: Path) -> None:
+    def echo(ctx: Any, input: Any) -> Any:
+        ctx.tool("get_order", {"id": input["id"]})
+        return {"input": ctx.input, "run_id": ctx.run_id}
+
+    out, r = rec(tmp_path, Desk(run=echo), input={"id": "A1"})
+    assert r.output == {"input": {"id": "A1"}, "run_id": r.run_id}
+    run = rep(out, tmp_path, Desk(run=echo)).runs[0]
+    assert run.output == {"input": {"id": "A1"}, "run_id": run.run_id}
+
+
+def test_every_span_of_a_recorded_run_carries_its_trace_id_and_the_injected_clock(tmp_path: Path) -> None:
+    out, r = rec(tmp_path)
+    trace = read_trace(str(out))
+    root = next(s for s in trace.spans if s.parent_id is None)
+    assert root.seq == 0 and trace.spans[0] is root  # the root started first
+    assert {s.trace_id for s in trace.spans} == {r.header["trace_id"]}
+    ticker_start = Ticker().now
+    assert all(ticker_start < s.start_ns < ticker_start + 10**9 for s in trace.spans)  # the timer given, not now
+    rep(out, tmp_path)
+    replayed = read_trace(str(tmp_path / "replay.jsonl"))
+    assert {s.trace_id for s in replayed.spans} == {replayed.header["trace_id"]}
+    assert next(s for s in replayed.spans if s.parent_id is None).seq == 0
+
+
+def test_the_header_written_first_already_says_how_values_are_redacted(tmp_path: Path) -> None:
+    out = tmp_path / "orig.jsonl"
+    seen: list[Any] = []
+
+    def peek(ctx: Any, input: Any) -> Any:
+        import json
+
+        seen.append(json.loads(out.read_text(encoding="utf-8").splitlines()[0]))
+        return 1
+
+    record(Desk(run=peek).spec, {}, str(out), redactor=Redactor(KEY), timer=Ticker(), seed=1)
+    (header,) = seen
+    assert header["redaction"]["key_id"] == Redactor(KEY).key_id and header["redaction"]["rules"]
+
+
+def test_a_replays_network_guard_names_the_mode_it_protects(tmp_path: Path) -> None:
+    import socket
+
+    def calls_out(ctx: Any, input: Any) -> Any:
+        ctx.tool("get_order", {"id": "A1"})
+        try:
+            socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+        except Exception as exc:  # noqa: BLE001 - the guard's refusal is the value under test
+            return str(exc)
+        return "connected"
+
+    out, _ = rec(tmp_path, Desk(run=lambda ctx, input: ctx.tool("get_order", {"id": "A1"})))
+    run = rep(out, tmp_path, Desk(run=calls_out)).runs[0]
+    assert run.output.startswith("strict replay blocked an outbound network call")
+    assert run.blocked and run.summary()["blocked_network"] == run.blocked
+
+
+def test_a_new_failure_in_a_replay_is_in_the_summary_written_to_its_root(tmp_path: Path) -> None:
+    def fails(ctx: Any, input: Any) -> Any:
+        ctx.tool("get_order", {"id": "A1"})
+        ctx.tool("refund", {"id": "A1", "amount": 30})
+        raise ValueError("refund not confirmed")
+
+    out, _ = rec(tmp_path)
+    run = rep(out, tmp_path, Desk(run=fails)).runs[0]
+    assert run.new_failure is True and run.status == "failed"
+    root = next(s for s in read_trace(str(tmp_path / "replay.jsonl")).spans if s.parent_id is None)
+    summary = root.attributes["replay.summary"]
+    assert summary["error"] == "ValueError: refund not confirmed"
+    assert summary["status"] == "failed" and summary["new_failure"] is True and summary["failed"] is True
