@@ -804,3 +804,30 @@ def test_a_new_failure_in_a_replay_is_in_the_summary_written_to_its_root(tmp_pat
     summary = root.attributes["replay.summary"]
     assert summary["error"] == "ValueError: refund not confirmed"
     assert summary["status"] == "failed" and summary["new_failure"] is True and summary["failed"] is True
+
+
+def test_a_replay_never_overwrites_its_output_unless_told(tmp_path: Path) -> None:
+    out, _ = rec(tmp_path)
+    (tmp_path / "replay.jsonl").write_text("kept", encoding="utf-8")
+    with pytest.raises(FileExistsError):
+        rep(out, tmp_path)
+    assert (tmp_path / "replay.jsonl").read_text(encoding="utf-8") == "kept"
+    assert rep(out, tmp_path, overwrite=True).runs[0].status == "passed"
+    assert read_trace(str(tmp_path / "replay.jsonl")).header["record_mode"] == "strict"
+
+
+def test_a_schema_refusal_names_both_hashes(tmp_path: Path) -> None:
+    out, _ = rec(tmp_path)
+    changed = Desk(tool_schemas={"get_order": {"type": "object"}})
+    with pytest.raises(SchemaChanged) as info:
+        rep(out, tmp_path, changed)
+    assert info.value.recorded == read_trace(str(out)).header["tool_schema_hash"]
+    assert info.value.current == changed.spec.tool_schema_hash()
+
+
+def test_a_recording_whose_seed_is_not_a_number_is_replayed_with_seed_0(tmp_path: Path) -> None:
+    out, _ = rec(tmp_path)
+    trace = read_trace(str(out))
+    trace.header["seed"] = "seven"
+    replay(trace, Desk().spec, str(tmp_path / "r.jsonl"), redactor=Redactor(KEY), timer=Ticker())
+    assert read_trace(str(tmp_path / "r.jsonl")).header["seed"] == 0
