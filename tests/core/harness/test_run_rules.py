@@ -831,3 +831,12 @@ def test_a_recording_whose_seed_is_not_a_number_is_replayed_with_seed_0(tmp_path
     trace.header["seed"] = "seven"
     replay(trace, Desk().spec, str(tmp_path / "r.jsonl"), redactor=Redactor(KEY), timer=Ticker())
     assert read_trace(str(tmp_path / "r.jsonl")).header["seed"] == 0
+
+
+def test_the_root_span_is_written_with_seq_0_in_the_file(tmp_path: Path) -> None:
+    import json
+
+    out, _ = rec(tmp_path)
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    (root,) = [o for o in lines if o.get("parent_id") is None and o.get("span_id")]
+    assert root["seq"] == 0  # the root started first (a null seq would leave the order to the reader)
