@@ -296,6 +296,40 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 8c)
 
     # round 8d: harness run, agent
+    # core/harness/agent.py (load_agent, AgentSpec) against the harness tests that load agents in this process (the
+    # agent files of tests/data/harness) and its rule tests. Not test_fail_closed.py (two of its tests replay through
+    # `python -m tracetui`, a child importing the tree outside mutmut's folder), not test_sandbox.py (children),
+    # not the golden/triage/TUI tests that load agents on the way (seconds each; they pin other modules)
+    "harness-agent": (
+        ["tracetui/core/harness/agent.py"],
+        [
+            "tests/core/harness/test_agent_load_threads.py",
+            "tests/core/harness/test_locate_agent_ref.py",
+            "tests/core/harness/test_harness.py",
+            "tests/core/harness/test_heldout_agent.py",
+            "tests/core/harness/test_agent_rules.py",
+        ],
+    ),
+    # core/harness/run.py (record, replay, RunResult) against the harness tests that record and replay in this
+    # process (test_heldout_agent.py runs the CLI's main() with the sandbox disabled) and its rule tests
+    "harness-run": (
+        ["tracetui/core/harness/run.py"],
+        [
+            "tests/core/harness/test_harness.py",
+            "tests/core/harness/test_heldout_agent.py",
+            "tests/core/harness/test_duplicate_keys.py",
+            "tests/core/harness/test_first_divergence_agrees.py",
+            "tests/core/harness/test_context_rules.py",
+            "tests/core/harness/test_fail_closed.py",
+            "tests/core/harness/test_run_rules.py",
+            # these two replay through `python -m tracetui` (a child that imports the tree outside mutmut's folder:
+            # every mutant would "fail" there); the exit codes they pin are the CLI's
+            "--deselect",
+            "tests/core/harness/test_fail_closed.py::test_the_cli_exits_1_and_prints_the_write_mismatch",
+            "--deselect",
+            "tests/core/harness/test_fail_closed.py::test_the_cli_exit_codes_name_the_recording_outcomes",
+        ],
+    ),
     # (end of round 8d)
 
     # round 8e: harness project, runcontext, writer, steps, fixture, llm, relay

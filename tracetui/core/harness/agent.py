@@ -37,6 +37,7 @@ from typing import Any
 from tracetui.core.canonical import canonical_json
 from tracetui.core.harness.project import check_volatile
 from tracetui.core.errors import AgentLoadError
+from tracetui.core.readers import split_run_ref
 
 
 @dataclass(slots=True)
@@ -187,14 +188,15 @@ def locate_agent_ref(ref: str, trace_path: str) -> str:
 
     Args:
         ref: ``path/to/file.py:function`` or ``module:function``.
-        trace_path: The trace whose header held it (``FILE`` or ``FILE#RUN``).
+        trace_path: The trace whose header held it (``FILE`` or ``FILE#RUN``, split as ``read_trace`` splits it:
+            a path that exists is a file even with a ``#`` in it, else the run follows the last ``#``).
     """
     target, sep, func = ref.rpartition(":")
     if not sep or not target or os.path.isabs(target) or os.path.exists(target):
         return ref
     if not (target.endswith(".py") or "/" in target or os.sep in target):
         return ref
-    folder = os.path.dirname(os.path.abspath(trace_path.split("#", 1)[0]))
+    folder = os.path.dirname(os.path.abspath(split_run_ref(trace_path)[0]))
     while True:
         candidate = os.path.join(folder, target)
         if os.path.isfile(candidate):
