@@ -160,3 +160,24 @@ def test_an_exception_without_a_message_is_named_and_exits_1(project: Path) -> N
     code, out, err = cli("replay", "ok.jsonl", "stops_in_replay.py:run", "--out", "new-failure.jsonl")
     assert code == 1, err  # a failure the original did not have
     assert "agent raised StopIteration (the original run did not fail)" in out
+
+
+def test_replay_refuses_to_write_over_its_recording_in_a_folder_with_a_hash_in_its_name(tmp_path: Path,
+                                                                                       monkeypatch) -> None:
+    """`runs#2/rec.jsonl` is a file (read_trace keeps the `#` of a path that exists): --out naming it too is the
+    recording being replayed, refused before the program runs, the recording left as it was."""
+    import io
+
+    from tracetui.cli.main import main
+
+    folder = tmp_path / "runs#2"
+    folder.mkdir()
+    rec = folder / "rec.jsonl"
+    rec.write_text("not replayed\n")
+    monkeypatch.chdir(tmp_path)
+    err = io.StringIO()
+    code = main(["replay", "runs#2/rec.jsonl", "--out", "runs#2/rec.jsonl", "--force", "--", "python", "-c", "pass"],
+                stdout=io.StringIO(), stderr=err)
+    assert code == 2
+    assert "is the recording being replayed" in err.getvalue()
+    assert rec.read_text() == "not replayed\n"

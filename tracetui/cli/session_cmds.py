@@ -177,9 +177,9 @@ def _run(command: str, args: argparse.Namespace, program: list[str], out: TextIO
     config: dict[str, Any] = {"mode": "record", "out": os.path.abspath(args.out), "read_tools": reads,
                               "force": args.force, "key_file": args.redaction_key_file}
     if command == "replay":
-        from tracetui.core.readers import read_trace
+        from tracetui.core.readers import read_trace, split_run_ref
 
-        recording = args.trace.split("#", 1)[0]
+        recording = split_run_ref(args.trace)[0]  # as read_trace splits it: a path that exists keeps its "#"
         if os.path.exists(recording) and os.path.exists(args.out) and os.path.samefile(recording, args.out):
             raise HarnessError(f"--out {args.out} is the recording being replayed; write the replay to another file")
         if args.allow_live and args.mode != "loose":
