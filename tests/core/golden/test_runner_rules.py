@@ -123,6 +123,17 @@ def test_two_case_folders_made_safe_alike_keep_two_replays(tmp_path: Path) -> No
         ["a_b.jsonl", "a_b" + _tag("a b") + ".jsonl"])
 
 
+def test_a_case_folder_whose_name_is_not_utf8_keeps_its_replay_under_a_safe_name(tmp_path: Path) -> None:
+    """A folder name with a byte that is not UTF-8 (read back with a lone surrogate in it) is made safe, never an
+    error: the byte becomes ``_`` and the name's digest is taken over its surrogate too."""
+    name = "bad\udcffname"  # the folder b"bad\xffname"
+    result = run_case(load_case(make_case(tmp_path / "golden", name, case_name="bad name")),
+                      agent=f"{AGENT}:run_fixed", keep=str(tmp_path / "kept"))
+    tag = "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    assert result.outcome == "pass"
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["bad_name" + tag + ".jsonl"]
+
+
 # --------------------------------------------------------------------------- errors of the seed file and the options
 def test_a_seed_file_that_cannot_be_read_or_is_no_json_object_is_an_error_naming_the_file(tmp_path: Path) -> None:
     folder = make_case(tmp_path / "golden")
