@@ -4,8 +4,9 @@ patterns of ``redact_patterns``), a mixin of the ``Redactor`` (``harness.redact`
 Both look at the digit groups of a match: a phone number keeps at most 15 digits (E.164) and at
 least 9 (8 for ``+1-555-0100``), a card is the longest Luhn-valid run of whole groups starting
 with 2-6. Neither starts inside a run of digit groups unless a value just replaced ends right
-before it, or (a card) the run before is glued to a word. They rely on the redactor's ``_fire``
-and ``_scan_last``.
+before it, or (a card) the run before is glued to a word; a card further in a run is found by the
+match where the run starts, which looks up to 24 characters past its 19 digits. They rely on the
+redactor's ``_fire`` and ``_scan_last``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ from __future__ import annotations
 import re
 
 from tracetui.core.harness.redact_patterns import DIGIT_GROUP, PHONE_GROUP, WORD_CHAR, luhn
+
+
+_MORE_GROUPS = re.compile(r"[ -][0-9]+(?!\w|\.[0-9])")
+"""One more digit group of a card's run: a space or dash, digits, and no letter or decimal part after them (as the
+``cd`` pattern ends)."""
 
 
 class NumberRules:
@@ -54,6 +60,15 @@ class NumberRules:
             if i == 0 or start - i >= 24 or not WORD_CHAR.match(s, i - 1):
                 return None
         g = m.group()
+        end = m.end()
+        # The match stops at 19 digits (or at the last group boundary before them): the rest of the run of digit
+        # groups joins it ("12 99 4111 1111 1111 1111": the card is groups 3-6), up to 24 characters more, so a
+        # card further in is found here, where the run starts (a match starting inside the run is refused above).
+        more = _MORE_GROUPS.match(s, end, min(len(s), end + 24 + 1))
+        while more is not None and more.end() - m.end() <= 24:
+            end = more.end()
+            more = _MORE_GROUPS.match(s, end, min(len(s), m.end() + 24 + 1))
+        g = s[start:end]
         groups = [(x.start(), x.end(), x.group()) for x in DIGIT_GROUP.finditer(g)]
         # The longest, then leftmost, run of whole groups that passes Luhn: a
         # card followed by an expiry or preceded by a quantity is still found;
@@ -71,5 +86,5 @@ class NumberRules:
             digits = "".join(x[2] for x in groups[i:j + 1])
             if digits[0] in "23456" and luhn(digits):
                 tok = self._fire("card", "card", digits)
-                return m.end(), g[:groups[i][0]] + tok + g[groups[j][1]:]
+                return start + groups[j][1], g[:groups[i][0]] + tok  # the scan goes on right after the card
         return None
