@@ -175,7 +175,10 @@ async def test_no_planted_secret_in_any_file_or_printed_output(tmp_path: Path, m
         await pilot.pause()
         await pilot.press("c")
         await pilot.pause()
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name not in inputs and p.suffix != ".key"]
+    # (not the inputs, nor the agent's bytecode that Python writes beside it unless PYTHONDONTWRITEBYTECODE is set:
+    # a compiled copy of the test's own input, secrets and all)
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name not in inputs and p.suffix != ".key"
+               and "__pycache__" not in p.parts]
     names = {p.name for p in written}
     assert {"rec.jsonl", "rep.jsonl", "changed.jsonl", "converted.jsonl", "session.jsonl",
             "changed.jsonl.labels.json", "trace.jsonl", "contract.yaml", "case.yaml"} <= names, names
