@@ -198,6 +198,26 @@ def test_a_card_after_digits_glued_to_a_letter_is_a_card_wherever_it_sits(glued:
     assert r.text(f"{glued} 4111 1111 1111 1111") == f"{glued} " + r.token("card", "4111111111111111")
 
 
+@pytest.mark.parametrize(("filler", "found"), [
+    ("9 " * 21, True),         # the card's last group ends 24 characters past the first 19 digits' match
+    ("9 " * 19 + "99 9 ", False),  # ... 25 characters past it
+    ("9 " * 22, False),        # ... 26
+])
+def test_the_24_characters_are_counted_from_the_end_of_the_first_19_digits_to_the_cards_last_digit(
+        filler: str, found: bool) -> None:
+    r = _r()
+    text = filler + "4111 1111 1111 1111"
+    want = filler + r.token("card", "4111111111111111") if found else text
+    assert r.text(text) == want
+
+
+def test_a_run_of_20_digits_is_no_card_even_luhn_valid() -> None:
+    """A card is 13 to 19 digits: a 20-digit run of whole groups is not one, though it passes Luhn and starts
+    with 4 (and none of its 13-19-digit runs passes)."""
+    assert luhn("43915000806360837783")
+    assert _r().text("x 4391 5000 8063 6083 7783") == "x 4391 5000 8063 6083 7783"
+
+
 @pytest.mark.parametrize("run", ["(5550", "(5055"])
 def test_a_card_after_a_run_of_digit_groups_not_glued_to_a_word_is_a_card(run: str) -> None:
     r = _r()
