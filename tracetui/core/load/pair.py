@@ -185,12 +185,7 @@ def _read_pair(args: tuple[Any, ...], early: Callable[[Any], None] | None, progr
             out = _indexed(ni.parse_indexed, rsrc)
         else:
             promote_young_objects()
-        if rrun is not None or replay_trace_id is not None or trace_id is None:
-            return first, readers.pick_run(ni.NATIVE, out, pr, replay_trace_id if replay_trace_id is not None else rrun, indexed=True)
-        try:
-            return first, readers.pick_run(ni.NATIVE, out, pr, trace_id, indexed=True)
-        except TraceNotFound:
-            return first, readers.pick_run(ni.NATIVE, out, pr, None, indexed=True)
+        return first, _pick_replay(out, pr, rrun, trace_id, replay_trace_id)
     except BaseException as exc:
         if child is not None:
             child.cancel()
@@ -376,10 +371,17 @@ def _read_alone(side: index_cache.Side, index_min_bytes: int | None) -> Trace:
                                 indexed=True)
     if run is not None and side.replay_trace_id is not None and run.lower() != side.replay_trace_id.lower():
         raise ReadError(path, f"two runs asked for: #{run} and --trace-id {side.replay_trace_id}")
-    if run is not None or side.replay_trace_id is not None or side.trace_id is None:
-        want = side.replay_trace_id if side.replay_trace_id is not None else run
-        return readers.pick_run(ni.NATIVE, out, path, want, indexed=True)
+    return _pick_replay(out, path, run, side.trace_id, side.replay_trace_id)
+
+
+def _pick_replay(out: ReaderOutput, path: str, run: str | None, trace_id: str | None,
+                 replay_trace_id: str | None) -> Trace:
+    """``readers.read_replay``'s run choice on the index loader's output: the run asked for (``replay_trace_id`` or
+    ``#RUN``), else the original's ``trace_id`` when the file holds it, else the first run."""
+    if run is not None or replay_trace_id is not None or trace_id is None:
+        return readers.pick_run(ni.NATIVE, out, path, replay_trace_id if replay_trace_id is not None else run,
+                                indexed=True)
     try:
-        return readers.pick_run(ni.NATIVE, out, path, side.trace_id, indexed=True)
+        return readers.pick_run(ni.NATIVE, out, path, trace_id, indexed=True)
     except TraceNotFound:
         return readers.pick_run(ni.NATIVE, out, path, None, indexed=True)
