@@ -116,6 +116,19 @@ def test_another_file_behind_the_path_gives_none(generated: tuple[Path, Path], t
     assert child.result() is None
 
 
+def test_the_same_file_written_to_between_the_open_and_the_childs_read_gives_none(generated: tuple[Path, Path],
+                                                                                tmp_path: Path) -> None:
+    """Same inode, other bytes (a document rewritten in place with a span more at the end, as an exporter still
+    writing would): the spans the child read are not those of the file this process opened, so nothing is
+    adopted (the identity compared holds size and times, not only device and inode)."""
+    path = tmp_path / "replay.json"
+    shutil.copy(generated[1], path)
+    child = ReadChild(str(path), replay=True, gated=True)
+    with open(path, "ab") as fh:  # same inode, new size and times
+        fh.write(b" \n")
+    assert child.result() is None
+
+
 def test_a_broken_file_gives_none_and_read_pair_reports_the_readers_error(generated: tuple[Path, Path],
                                                                           tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"

@@ -3,11 +3,11 @@ big OTLP/JSON file on the other core while this process reads the pair's other f
 
 The child runs the reader's own entry (so the runs, spans, issues and errors are the reader's) and sends, over
 a pipe (``core.load.channel``), the run's spans as ``otlp_lazy`` export records, ``BLOCK`` a message, then the
-``Trace`` without its spans and the identity (device, inode) of the file it read. This process adopts them
-(``OtlpPayloads.adopt``) over its own descriptor of the file, opened before the fork
-(``readers.otlp.payload_source``): the payloads stay in the file and are decoded here on first use, checked
+``Trace`` without its spans and the identity of the file it read (``PayloadFile.opened``: device, inode, size and
+times as its read started). This process adopts them (``OtlpPayloads.adopt``) over its own descriptor of the
+file, opened before the fork (``readers.otlp.payload_source``): the payloads stay in the file and are decoded here on first use, checked
 against the span's id and payload signature, as after a read made here. A file that is not the one the child
-read (replaced in between), a child that fails (an error in the file, a crash, killed), or a span of a source
+read (replaced or written to in between), a child that fails (an error in the file, a crash, killed), or a span of a source
 that cannot be sent gives None: the caller reads the file itself, which reports any error as the reader does.
 
 Why (docs/performance.md, "Both sides read at once"): reading a 100k-span OTLP/JSON file is ~5 s of per-span
@@ -120,7 +120,7 @@ class ReadChild:
             if m[0] != "ok":
                 return None
             trace, ident = m[1], m[2]
-            if ident is not None and ident != _identity(self.file.fd):
+            if ident is not None and ident != self.file.opened:
                 return None  # the child read another file (replaced since this process opened it)
             trace.spans = spans
             return trace  # type: ignore[no-any-return]
@@ -149,11 +149,6 @@ class ReadChild:
                 pass
 
 
-def _identity(fd: int) -> tuple[int, int]:
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
-
-
 def _child(path: str, w: int, replay: bool, fmt: str | None, trace_id: str | None,
            replay_trace_id: str | None) -> None:
     gc.disable()
@@ -173,7 +168,7 @@ def _child(path: str, w: int, replay: bool, fmt: str | None, trace_id: str | Non
                     if type(f) is not PayloadFile:  # bytes kept in memory (not a regular file): not sent
                         send(w, ("error",))
                         return
-                    ident = _identity(f.fd)
+                    ident = f.opened  # (device, inode, size, times) as its read started
                 block.append(rec)
             else:
                 block.append(s)
