@@ -141,3 +141,20 @@ def test_a_big_group_is_ordered_without_comparing_pairs(monkeypatch: pytest.Monk
     (issue,) = issues  # the 750 agents are root siblings with nothing between them
     assert "spans 'ag0' (a) and 'ag1' (a)" in issue.message
     assert f"{750 * 749 // 2 - 1} more such pair(s)" in issue.message
+
+
+def test_ids_that_cannot_be_dict_keys_are_compared_pair_by_pair_with_the_same_result() -> None:
+    """A malformed file: a call id that is a list (no index can hold it). The group is ordered by comparing every
+    pair, as the definition does: the model call asking for that call id first, then the tool."""
+    group = [
+        make_span("tool", "t", span_id="tool", parent_id="ag", seq=-1, start_ns=T, call_id=["c", 1], arguments={},
+                  output="ok"),
+        make_span("llm", "ask", span_id="ask", parent_id="ag", seq=-1, start_ns=T, messages=[],
+                  output={"tool_calls": [{"id": ["c", 1], "name": "t"}]}),
+        make_span("agent", "a", span_id="other", parent_id="ag", seq=-1, start_ns=T),
+    ]
+    want_order, want_amb = _reference(group)
+    issues: list[ReadIssue] = []
+    assert [s.span_id for s in order_ties(list(group), "f.json", issues)] == want_order == ["ask", "tool", "other"]
+    (issue,) = issues
+    assert f"{len(want_amb) - 1} more such pair(s)" in issue.message
