@@ -364,7 +364,13 @@ def test_with_an_early_look_asked_one_kept_side_alone_is_not_taken(native_pair: 
     other = _copy(native_pair, tmp_path / "other")[1]
     seen: list[Any] = []
     reads = _Reads(monkeypatch)
+    loads: list[Any] = []
+    real_load = index_cache.load
+    monkeypatch.setattr(index_cache, "load", lambda side: loads.append(side) or real_load(side))
+    assert index_cache.holds(index_cache.Side(str(a), False, None, None, None))
+    assert not index_cache.holds(index_cache.Side(str(other), True, None, None, None))
     got = read_pair(a, other, index_min_bytes=0, early=seen.append)
+    assert loads == []  # the kept side not even loaded: it would not be taken
     assert reads.calls.count("parse_indexed") >= 1 and seen  # read as without the cache: early rows shown
     _same(got[0], readers.read_trace(a))
     reads.calls.clear()

@@ -52,7 +52,7 @@ from tracetui.core.readers.lazyspan import LazySpan, PayloadFile, export_record,
 from tracetui.core.readers.otlp import payload_source
 from tracetui.core.readers.otlp_lazy import export_span, range_file
 
-__all__ = ["CACHE_FORMAT", "MAX_TOTAL_BYTES", "MIN_BYTES", "Side", "cache_dir", "load", "store"]
+__all__ = ["CACHE_FORMAT", "MAX_TOTAL_BYTES", "MIN_BYTES", "Side", "cache_dir", "holds", "load", "store"]
 
 CACHE_FORMAT = 1
 """Bumped whenever a record's shape or what a reader computes changes (the key holds the version too)."""
@@ -125,7 +125,22 @@ def load(side: Side) -> Trace | None:
             gc.enable()
 
 
-def _load(side: Side) -> Trace | None:
+def holds(side: Side) -> bool:
+    """Whether there is an entry for ``side`` made from the file as it is now (its head read, nothing adopted):
+    ``load`` would then most likely give a trace (it checks again, and reads the rest). Never raises."""
+    got = _read_entry(side, _HEAD)
+    if got is None:
+        return False
+    try:
+        now = file_identity(os.stat(split_run_ref(side.ref)[0]))
+    except OSError:
+        return False
+    return got[1] == _MAGIC + _IDENT.pack(*now)
+
+
+def _read_entry(side: Side, size: int = -1) -> tuple[Path, bytes] | None:
+    """``(entry path, its first size bytes or all)`` when the cache is on, the file is a regular file of
+    ``MIN_BYTES`` or more, and its entry a regular file of this user; else None."""
     folder = _trusted(cache_dir(), create=False)
     if folder is None:
         return None
@@ -140,9 +155,17 @@ def _load(side: Side) -> Trace | None:
             est = os.fstat(fd)
             if not stat.S_ISREG(est.st_mode) or est.st_uid != os.getuid():
                 return None
-            blob = fh.read()
+            return entry, fh.read(size)
     except OSError:
         return None
+
+
+def _load(side: Side) -> Trace | None:
+    got = _read_entry(side)
+    if got is None:
+        return None
+    entry, blob = got
+    path = split_run_ref(side.ref)[0]
     try:
         if not blob.startswith(_MAGIC) or len(blob) < _HEAD:
             raise ValueError("not an entry")

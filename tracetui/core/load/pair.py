@@ -329,6 +329,8 @@ def _cached(sides: tuple[index_cache.Side, index_cache.Side], early: bool) -> tu
     """Both sides from the index cache, or either alone. With an early look asked for, one side alone is not
     taken: the other read alone (one core, no early rows) would show the first divergence later than the early
     look does (a new replay of a kept original, in the TUI)."""
+    if early and not (index_cache.holds(sides[0]) and index_cache.holds(sides[1])):
+        return None, None  # (asked before loading: a side loaded and then not taken is start-up time lost)
     got = index_cache.load(sides[0]), index_cache.load(sides[1])
     if early and (got[0] is None) != (got[1] is None):
         return None, None
