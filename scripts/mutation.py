@@ -413,6 +413,18 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "sandbox": (["tracetui/core/harness/sandbox.py"], ["tests/core/harness/test_sandbox_rules.py"]),
     # (end of round 8f)
 
+    # round 9a
+    # (end of round 9a)
+
+    # round 9b
+    # (end of round 9b)
+
+    # round 9c
+    # (end of round 9c)
+
+    # round 9d
+    # (end of round 9d)
+
 }
 
 # what the tests read besides the package and the tests (links, not copies: mutmut copies them once more)
