@@ -164,8 +164,8 @@ def test_a_replays_guard_names_its_mode_in_what_it_refuses() -> None:
     rec = _recording()
     s = HarnessSession("loose", "o.jsonl", recording=rec)
     with pytest.raises(LiveCallBlocked) as e:
-        with s:
-            socket.socket().connect(("127.0.0.1", 9))
+        with s, socket.socket() as sock:
+            sock.connect(("127.0.0.1", 9))
     assert str(e.value).startswith("loose replay blocked an outbound network call (connect 127.0.0.1:9)")
     assert s.result is not None and s.result.blocked == ["connect 127.0.0.1:9"]
 
