@@ -417,6 +417,18 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # (end of round 9a)
 
     # round 9b
+    # the ambient session against round 8f's selection and the rules that show in the run itself (the engine's
+    # arguments, the file as it runs and ends, volatile arguments, a foreign or incomplete recording)
+    "ambient-9": (
+        ["tracetui/core/harness/ambient.py"],
+        [
+            "tests/core/harness/test_ambient.py",
+            "tests/core/harness/test_context_write_rules.py",
+            "tests/core/harness/test_tools_rules.py",
+            "tests/core/harness/test_ambient_rules.py",
+            "tests/core/harness/test_ambient_engine_rules.py",
+        ],
+    ),
     # (end of round 9b)
 
     # round 9c
