@@ -443,3 +443,23 @@ def test_what_a_text_becomes_does_not_depend_on_the_order_values_were_learned_in
         outs.append(r.text("met #Ann Lee# today"))
     assert outs[0] == outs[1]
     assert "Ann Lee" not in outs[0]
+
+
+@pytest.mark.parametrize("credential", [b"ann:pw", b"ann:pxy", b"ann:pxyz"])
+@pytest.mark.parametrize("stray", ["=", "=="])
+def test_basic_credentials_with_stray_padding_after_the_right_padding_are_still_credentials(credential: bytes,
+                                                                                            stray: str) -> None:
+    """Padding as written is stripped and the right padding added before the strict decode: a stray ``=`` after a
+    credential's own padding (``YW5uOnB4eQ===``) hides no less of a password."""
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    v = base64.b64encode(credential).decode() + stray
+    assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v)
+
+
+def test_basic_credentials_whose_base64_ends_in_x_are_read_whole() -> None:
+    """Only the padding is stripped before decoding, not the letters before it: ``ann:pwau×`` (a Latin-1 password,
+    RFC 7617's historical charset) is ``YW5uOnB3YXXX`` in base64."""
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    v = base64.b64encode("ann:pwau×".encode("latin-1")).decode()
+    assert v.endswith("XXX")
+    assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v)
