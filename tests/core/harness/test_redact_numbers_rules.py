@@ -240,3 +240,15 @@ def test_the_longest_valid_run_wins_over_a_shorter_valid_one_inside_it() -> None
     r = _r()
     assert luhn("4111111111111111003") and luhn("4111111111111111")
     assert r.text("4111 1111 1111 1111 003") == r.token("card", "4111111111111111003")
+
+
+@pytest.mark.parametrize("group", ["99 ", "10 ", "01 ", "00 ", "10-"])
+def test_the_bound_of_a_run_of_digit_groups_holds_whatever_digits_its_groups_hold(group: str) -> None:
+    """docs/redaction.md, "Limits": a card after more than 19 digits and 24 characters of a table's groups is not
+    looked for, and a match starting inside the run is not taken: whether a card is found does not depend on which
+    digits the table holds (a 0 right before the card or further back is a digit like any other)."""
+    r = _r()
+    table = group * 12  # 36 characters of groups first: past the bound
+    assert r.text(table + "4111 1111 1111 1111") == table + "4111 1111 1111 1111"
+    near = "n" + group * 5  # glued to a word: the card is found wherever it sits
+    assert r.text(near + "4111 1111 1111 1111") == near + r.token("card", "4111111111111111")

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import threading
 from pathlib import Path
 
 import pytest
 
 from tracetui.core.harness.redact import Redactor, UnknownRule, UnsupportedValue
+from tracetui.core.harness.redact_config import UserRules
+from tracetui.core.harness.redact_patterns import LEARN_MAX
 
 
 # ----------------------------------------------------------------------------- what the rules match
@@ -378,3 +382,84 @@ def test_a_declared_field_name_that_is_empty_or_not_a_string_is_refused_naming_t
 def test_a_one_letter_declared_field_name_is_a_name() -> None:
     r = Redactor(b"k" * 20, sensitive_fields={"crm": ["X"]})
     assert r.value({"x": "hidden value"}, tool="crm") == {"x": r.token("sensitive", "hidden value")}
+
+
+# ----------------------------------------------------------------------------- round 9c: the scan's last rules
+
+
+def _text_within(r: Redactor, s: str, seconds: float = 10) -> str:
+    """``r.text(s)``, failing (not hanging) when it does not return."""
+    out: list[str] = []
+    worker = threading.Thread(target=lambda: out.append(r.text(s)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert out, f"text({s!r}) did not return within {seconds} s"
+    return out[0]
+
+
+def test_a_project_pattern_that_matches_empty_somewhere_finds_each_non_empty_match_whole_and_the_scan_ends() -> None:
+    """The config refuses a pattern that matches an empty text, not one that matches empty after a look-behind
+    (``(?<=[=":])[0-9]*``): such an empty match is no match, the one starting a character later is found whole, and
+    an empty match at the very end of the text ends the scan (it searched from the end again, for ever, before)."""
+    r = Redactor(b"k" * 20, user_rules=UserRules(patterns=(("pin", re.compile(r'(?<=[=":])[0-9]*')),)))
+    assert _text_within(r, 'pin="1234" ok') == f'pin="{r.token("pin", "1234")}" ok'
+    assert _text_within(r, 'pin="1234"') == f'pin="{r.token("pin", "1234")}"'
+    ids = Redactor(b"k" * 20, user_rules=UserRules(patterns=(("acct", re.compile(r"(?<=id=)\w*")),)))
+    assert _text_within(ids, "user id=") == "user id="
+    assert _text_within(ids, "user id=u42") == "user id=" + ids.token("acct", "u42")
+
+
+def test_an_existing_token_takes_back_no_count_even_when_the_allow_list_matches_its_text() -> None:
+    """What fired is counted once per value replaced; an allowed value takes its count back. A token already in the
+    text is left as it is, not a value replaced, so an allow-list entry that matches a token's text (placeholders
+    in angle brackets) takes nothing back from the rule that fired last."""
+    r = Redactor(b"k" * 20, user_rules=UserRules(allow=(re.compile(r"<[^>]*>"),)))
+    existing = r.token("email", "ann@example.com")
+    out = r.text(f"password=hunter22 and {existing}")
+    assert out == f"password={r.token('secret', 'hunter22')} and {existing}"
+    assert r.fired == {"secret_field": 1}
+    assert r.text(f"token: {existing}") == f"token: {existing}" and r.fired == {"secret_field": 1}
+
+
+def test_at_most_learn_max_values_are_remembered_the_next_is_replaced_only_where_it_is_a_field() -> None:
+    """``_learn``: nothing more is remembered once ``LEARN_MAX`` values are known (memory stays bounded): the
+    value that fills the memory is found in later text, the one after it only where it is a secret field."""
+    r = Redactor(b"k" * 20)
+    r.value({"password": [f"pw{i:06d}x" for i in range(LEARN_MAX)]})
+    last = f"pw{LEARN_MAX - 1:06d}x"
+    assert r.text(f"then {last}") == "then " + r.token("secret", last)
+    assert r.value({"password": "one-more-secret"}) == {"password": r.token("secret", "one-more-secret")}
+    assert r.text("later one-more-secret") == "later one-more-secret"
+
+
+def test_what_a_text_becomes_does_not_depend_on_the_order_values_were_learned_in() -> None:
+    """Two learned values of the same length found at the same word (``#Ann Lee`` and ``Ann Lee#`` in
+    ``#Ann Lee#``): record and replay learn in their own order, and the text is redacted the same either way."""
+    outs = []
+    for order in (["#Ann Lee", "Ann Lee#"], ["Ann Lee#", "#Ann Lee"]):
+        r = Redactor(b"k" * 20, sensitive_fields={"crm": ["full_name"]})
+        for v in order:
+            r.value({"full_name": v}, tool="crm")
+        outs.append(r.text("met #Ann Lee# today"))
+    assert outs[0] == outs[1]
+    assert "Ann Lee" not in outs[0]
+
+
+@pytest.mark.parametrize("credential", [b"ann:pw", b"ann:pxy", b"ann:pxyz"])
+@pytest.mark.parametrize("stray", ["=", "=="])
+def test_basic_credentials_with_stray_padding_after_the_right_padding_are_still_credentials(credential: bytes,
+                                                                                            stray: str) -> None:
+    """Padding as written is stripped and the right padding added before the strict decode: a stray ``=`` after a
+    credential's own padding (``YW5uOnB4eQ===``) hides no less of a password."""
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    v = base64.b64encode(credential).decode() + stray
+    assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v)
+
+
+def test_basic_credentials_whose_base64_ends_in_x_are_read_whole() -> None:
+    """Only the padding is stripped before decoding, not the letters before it: ``ann:pwau×`` (a Latin-1 password,
+    RFC 7617's historical charset) is ``YW5uOnB3YXXX`` in base64."""
+    r = Redactor(b"k" * 20, rules=["bearer"])
+    v = base64.b64encode("ann:pwau×".encode("latin-1")).decode()
+    assert v.endswith("XXX")
+    assert r.text("Authorization: Basic " + v) == "Authorization: Basic " + r.token("basic", v)

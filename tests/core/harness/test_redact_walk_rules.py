@@ -259,3 +259,14 @@ def test_text_parts_are_joined_when_the_first_is_a_text_part_whatever_sits_betwe
     parts = [{"type": "text", "text": "my key is " + KEY_TEXT[:6]}, *middle, {"type": "text", "text": KEY_TEXT[6:]}]
     whole = r.text("my key is " + KEY_TEXT)
     assert r.value(parts) == [{"type": "text", "text": whole}, *middle, {"type": "text", "text": ""}]
+
+
+def test_an_existing_token_in_a_string_walked_before_is_left_alone_where_a_learned_value_starts_at_it() -> None:
+    """Existing tokens are left alone (``text()``'s rule), in the re-walk of what was walked before a value was
+    learned as in a later text: a learned value that starts where a token does (``<EMAIL_…`` without its ``>``,
+    no whole token, so it is learned) does not cut the token."""
+    r = _r()
+    existing = r.token("email", "ann@example.com")
+    partial = existing[:-1]  # the token without its closing ">": no token, a declared value like any other
+    out = r.value([f"sent to {existing} today", {"full_name": partial}, f"again {existing}"], tool="crm")
+    assert out == [f"sent to {existing} today", {"full_name": r.token("sensitive", partial)}, f"again {existing}"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 import time
 
@@ -390,3 +391,29 @@ def test_the_relays_threads_never_keep_the_parent_alive(wired):
         c.sendall(b"END")
         while c.recv(65536):
             pass
+
+
+def test_a_relay_closed_before_the_child_hands_over_its_listener_accepts_nothing(monkeypatch):
+    """``close`` stops accepting: a listening socket that reaches a closed relay (the child started late, or the
+    replay ended first) is never accepted on; the relay's accept thread ends once the socket arrives."""
+    relay = Relay(("127.0.0.1", 1))
+    (accept,) = [t for t in threading.enumerate() if t.name == "tracetui-relay" and t.is_alive()
+                 and getattr(t, "_target", None) is not None and t._target.__self__ is relay]
+    # the accept thread waits for the child's socket (so closing the relay's end does not stop that wait)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(accept.ident)
+        if frame is not None and frame.f_code.co_name == "recv_fds":
+            break
+        time.sleep(0.005)
+    time.sleep(0.05)
+    relay.close()
+    for var in (*PROXY_VARS, ENV_PROXY, "NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "before")
+    monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
+    url = child_listen()
+    relay.started()
+    assert url is not None
+    accept.join(5)
+    assert not accept.is_alive()
+    assert relay.summary()["refused"] == [] and relay.forwarded == 0

@@ -315,3 +315,20 @@ def test_completing_before_any_header_is_refused_there_is_no_room(tmp_path):
     assert w.complete_header({"run_id": "r1"}) is False
     assert path.read_bytes() == b""
     w.close()
+
+
+def test_overwrite_keeps_the_old_files_mode_from_the_start_even_when_the_old_file_goes_mid_run(tmp_path):
+    """The mode ``overwrite`` keeps is the old file's as the run started (the streamed file is given it at once):
+    an old trace kept private stays private though the old file is removed before the writer closes; it is not
+    written with the mode of a new file."""
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"old run\n")
+    os.chmod(path, 0o600)
+    w = TraceWriter(str(path), overwrite=True)
+    w.header({"run_id": "r1"})
+    w.span(_span("a", 0, None))
+    os.unlink(path)  # the old file goes while the run streams to its temporary
+    w.close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert [orjson.loads(x).get("span_id") for x in _lines(path)] == [None, "a"]
+    assert _temporaries(tmp_path) == []

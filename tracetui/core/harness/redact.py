@@ -330,8 +330,9 @@ class Redactor(UserRuleScan, WrappedScan, NumberRules, ValueWalk):
             else:
                 self._scan_last = last  # where the last value replaced in this text ended (``_on_ph``/``_on_cd``)
                 done = handle(s, start, m)
-                if done is None:  # not a match after all: look again one character on
-                    nxt = find(s, start + 1)
+                if done is None:  # not a match after all: look again one character on (none past the end:
+                    # a search from there starts at the end again, where a project pattern may match empty)
+                    nxt = find(s, start + 1) if start < len(s) else None
                 else:
                     end, rep = done
                     if self._allow and rep != s[start:end]:
