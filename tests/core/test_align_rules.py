@@ -436,3 +436,63 @@ def test_a_cycle_is_repaired_even_when_the_one_sided_rows_happen_to_number_the_s
     rows = align(a, b)
     assert sorted(r.original for r in rows if r.original is not None) == [0, 1, 2]
     assert sorted(r.replay for r in rows if r.replay is not None) == [0, 1, 2]
+
+
+# -- round 9d: the last survivors of the alignment (tests/mutation_equivalents.md) ----------------------------------
+
+
+def test_candidates_differing_only_past_the_first_300_bytes_of_their_arguments_are_equally_close() -> None:
+    """Similarity reads a call's arguments up to their 300th byte: two replay candidates alike there (one differs
+    from the original at byte 301, the other at byte 302) are equally close, so the first pairs."""
+    original = {"q": "a" * 400}  # written '{"q":"aaa...': the 301st byte is the value's 295th character
+    at_301, at_302 = {"q": "a" * 294 + "b" + "a" * 105}, {"q": "a" * 295 + "b" + "a" * 104}
+    assert _block([("search", original)], [("search", at_301), ("search", at_302)]) == [("o0", "r0"), (None, "r1")]
+
+
+def test_a_pair_weighs_100_plus_its_similarity_so_two_close_pairs_outweigh_three_with_one_close() -> None:
+    """``_best_pairs``: each pair weighs 100 plus ``fuzz.ratio`` of the two calls (0 under the cutoff). Original
+    ``search`` a, c, c'; replay g, a', c'' (a~a' and c~c'' at 99.13, c'~c'' at 97.39, every other pair under 30):
+    the two close pairs (2 x 100 + 198.26) outweigh the three in order (3 x 100 + 97.39), so the replay's first
+    call is replay-only and the original's last is original-only."""
+    originals = [("search", {"q": "a" * 100}), ("search", {"q": "c" * 100}), ("search", {"q": "c" * 97 + "eee"})]
+    replays = [("search", {"q": "g" * 100}), ("search", {"q": "a" * 99 + "b"}), ("search", {"q": "c" * 99 + "d"})]
+    assert _block(originals, replays) == [(None, "r0"), ("o0", "r1"), ("o1", "r2"), ("o2", None)]
+
+
+def test_a_tool_name_is_compared_as_recorded_even_when_it_reads_as_json() -> None:
+    """A tool name is a name, not a JSON value (docs/format.md: a different ``tool_name`` is unpaired): tools
+    recorded as ``{"a": 1}`` and ``{"a":1}`` are two tools (two keys, one-sided rows), though both texts parse to
+    the same object; the same name on both sides is one call."""
+    spaced, tight = '{"a": 1}', '{"a":1}'
+    assert span_key(make_span("tool", spaced, arguments={})) != span_key(make_span("tool", tight, arguments={}))
+    assert _block([(spaced, {})], [(tight, {})]) == [("o0", None), (None, "r0")]
+    assert _block([(spaced, {})], [(spaced, {})]) == [("o0", "r0")]
+
+
+def test_past_max_d_edits_a_same_named_agent_pairs_with_the_candidate_of_the_closest_input() -> None:
+    """A sibling list more than ``MAX_D`` (200) edits apart is aligned by rapidfuzz's Levenshtein, which may leave
+    spans of equal keys in one replace block: there, as anywhere, an agent span pairs with the candidate of its
+    name whose input is closest. Original: agent ``planner`` (input "refund order 17"), five other agents, a shared
+    ``summary``, 110 agents of its own; replay: four other agents, ``planner`` with another input, ``planner`` with
+    the same input, ``summary``, 110 agents of its own. Substituting the first six is cheaper than matching a
+    ``planner`` (9 edits), so they are one block, where the original's ``planner`` pairs with the second one."""
+    from tracetui.core.diff.align import MAX_D
+
+    def run(prefix: str, heads: list[tuple[str, object]]) -> list[Span]:
+        t = TraceBuilder(prefix)
+        root = t.add("agent", "agent", span_id=f"{prefix}root")
+        for n, (name, given) in enumerate(heads):
+            t.add("agent", name, parent=root, input=given, span_id=f"{prefix}{n}")
+        t.add("agent", "summary", parent=root, input="done", span_id=f"{prefix}summary")
+        for n in range(110):
+            t.add("agent", f"{prefix}-step-{n}", parent=root, input=n, span_id=f"{prefix}step{n}")
+        return t.spans
+
+    asked = {"message": "refund order 17"}
+    a = run("o", [("planner", asked)] + [(f"checker{n}", asked) for n in range(5)])
+    b = run("r", [(f"router{n}", asked) for n in range(4)]
+            + [("planner", {"message": "cancel my subscription now"}), ("planner", asked)])
+    assert MAX_D == 200 and 2 * 117 - 2 * 2 > MAX_D  # 117 children a side, 2 in common: 230 edits
+    rows = row_ids(a, b)
+    assert ("o0", "r5") in rows and (None, "r4") in rows
+    assert rows.index((None, "r4")) < rows.index(("o0", "r5")) < rows.index(("osummary", "rsummary"))

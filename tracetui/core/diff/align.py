@@ -589,8 +589,10 @@ def _best_pairs(ai: list[int], bi: list[int], ga: list[int], gb: list[int], a: S
     """Order-preserving pairing of maximum weight (positions into ``ai``, ``bi``).
 
     A pair is allowed when both spans share a group; its weight is 100 plus the
-    ``fuzz.ratio`` of their texts (0 below ``SIMILARITY_CUTOFF``), so more pairs
-    win first and similarity breaks ties. Classic O(n·m) dynamic programme.
+    ``fuzz.ratio`` of their texts (0 below ``SIMILARITY_CUTOFF``), so one pair more
+    wins unless the pairs it displaces are over 100 points more similar in total
+    (two near-identical pairs outweigh three of which one is close), and similarity
+    breaks ties. Classic O(n·m) dynamic programme.
     """
     n, m = len(ai), len(bi)
     score = [[0.0] * (m + 1) for _ in range(n + 1)]
