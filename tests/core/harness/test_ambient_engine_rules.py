@@ -302,3 +302,31 @@ def test_tool_schemas_that_changed_since_the_recording_are_noted_by_name() -> No
         s.output = "ok"
     assert s.result is not None
     assert "tool schemas differ from the recording's: alpha, beta, gamma" in s.result.outcome.notes
+
+
+def test_a_run_that_met_many_tools_keeps_their_schemas_in_the_header_written_when_it_ends() -> None:
+    """Sixty tools' schemas outgrow the room the start header keeps for the end-of-run fields: the header the file
+    ends with still holds every field the run's result claims, and a replay of it notes the one schema that
+    changed (before, the file kept its start header: no ``tool_schema_hash``, changed schemas never noted)."""
+    names = [f"tool_{i:02d}" for i in range(60)]
+    with record_session("rec.jsonl", read_tools=["look_up_order"]) as s:
+        for name in names:
+            s.saw_tool(name, {"type": "object", "title": name})
+        look_up_order("A1")
+        s.output = "ok"
+    assert s.result is not None
+    header = read_trace("rec.jsonl").header
+    for field in ("tool_schema_hash", "tool_schemas", "read_tools", "redaction"):
+        assert header[field] == s.result.header[field], field
+    assert sorted(header["tool_schemas"]) == ["look_up_order", *names]
+    CALLS.clear()
+    rec = read_trace("rec.jsonl")
+    with HarnessSession("strict", "o.jsonl", recording=rec) as r:
+        for name in names:
+            schema = {"type": "object", "title": name}
+            r.saw_tool(name, {**schema, "required": ["q"]} if name == "tool_17" else schema)
+        look_up_order("A1")
+        r.output = "ok"
+    assert r.result is not None
+    assert "tool schemas differ from the recording's: tool_17" in r.result.outcome.notes
+    assert CALLS == []  # the read served from the recording

@@ -1,8 +1,8 @@
 """The run writer's rules (``core/harness/writer.py``), each on a file written in the test (issue 25, round 8).
 
 A header is written first with room to spare and flushed, each span is one flushed line, the header is completed in
-place without moving a byte of the spans (or left as it is when the completion does not fit), and closing rewrites
-the file once without the spare room, atomically. A new file is created exclusively; ``overwrite`` leaves the old
+place without moving a byte of the spans (or, when the completion does not fit, left as it is until closing writes
+the completion in its place), and closing rewrites the file once without the spare room, atomically. A new file is created exclusively; ``overwrite`` leaves the old
 file whole until the writer closes, keeps its permissions, and replaces what a link points to.
 """
 
@@ -85,15 +85,58 @@ def test_completing_the_header_rewrites_it_in_place_without_moving_the_spans(tmp
                                             "redaction": {"fired": {"email": 2}}})
 
 
-def test_a_completion_that_does_not_fit_is_refused_and_leaves_the_file_unchanged(tmp_path):
+def test_a_completion_that_does_not_fit_leaves_the_file_unchanged_until_close_writes_it(tmp_path):
     path = tmp_path / "run.jsonl"
     w = TraceWriter(str(path))
     w.header({"run_id": "r1"})
     w.span(_span("a", 0, None))
     before = path.read_bytes()
-    assert w.complete_header({"run_id": "r1", "big": "x" * (HEADER_ROOM + 10)}) is False
+    big = {"run_id": "r1", "big": "x" * (HEADER_ROOM + 10)}
+    assert w.complete_header(big) is False
     assert path.read_bytes() == before
+    w.span(_span("b", 1, "a"))
     w.close()
+    lines = [orjson.loads(x) for x in _lines(path)]
+    assert lines[0] == {"schema": "tracetui/1", **big}
+    assert [x["span_id"] for x in lines[1:]] == ["a", "b"]
+
+
+def test_the_latest_completion_wins_whether_it_fits_or_not(tmp_path):
+    """A completion too big for the room, then one that fits: the one that fits is the header (written in place and
+    kept at close); the other way round, the big one written at close."""
+    path = tmp_path / "run.jsonl"
+    w = TraceWriter(str(path))
+    w.header({"run_id": "r1"})
+    assert w.complete_header({"run_id": "r1", "big": "x" * (HEADER_ROOM + 10)}) is False
+    assert w.complete_header({"run_id": "r1", "small": 1}) is True
+    w.close()
+    assert orjson.loads(_lines(path)[0]) == {"schema": "tracetui/1", "run_id": "r1", "small": 1}
+    path2 = tmp_path / "run2.jsonl"
+    w = TraceWriter(str(path2))
+    w.header({"run_id": "r1"})
+    assert w.complete_header({"run_id": "r1", "small": 1}) is True
+    assert w.complete_header({"run_id": "r1", "big": "y" * (HEADER_ROOM + 10)}) is False
+    w.close()
+    assert orjson.loads(_lines(path2)[0]) == {"schema": "tracetui/1", "run_id": "r1", "big": "y" * (HEADER_ROOM + 10)}
+
+
+def test_a_completion_too_big_for_the_first_runs_room_is_written_in_that_runs_header_at_close(tmp_path):
+    """Two runs in one file: the first's oversize completion goes to the first header, the second's header is its own
+    (completed in place), and every span stays where it was."""
+    path = tmp_path / "run.jsonl"
+    w = TraceWriter(str(path))
+    w.header({"run_id": "r1"})
+    w.span(_span("a", 0, None))
+    big = {"run_id": "r1", "tools": ["t%03d" % i for i in range(200)]}
+    assert w.complete_header(big) is False
+    w.header({"run_id": "r2"})
+    w.span(_span("b", 0, None))
+    assert w.complete_header({"run_id": "r2", "done": True}) is True
+    w.close()
+    lines = [orjson.loads(x) for x in _lines(path)]
+    assert lines == [{"schema": "tracetui/1", **big}, lines[1], {"schema": "tracetui/1", "run_id": "r2", "done": True},
+                     lines[3]]
+    assert lines[1]["span_id"] == "a" and lines[3]["span_id"] == "b"
 
 
 def test_a_completion_that_fills_the_room_exactly_fits(tmp_path):
@@ -112,6 +155,7 @@ def test_a_completion_that_fills_the_room_exactly_fits(tmp_path):
     assert w.complete_header(one_more) is False
     assert orjson.loads(path.read_bytes().split(b"\n")[0]) == {"schema": "tracetui/1", **exact}
     w.close()
+    assert orjson.loads(_lines(path)[0]) == {"schema": "tracetui/1", **one_more}
 
 
 def test_completion_rewrites_the_current_runs_header_and_close_compacts_every_header(tmp_path):

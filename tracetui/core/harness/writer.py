@@ -3,7 +3,9 @@
 A reader can open the file at any moment (docs/format.md: a torn last line is held back), and a
 run that dies half-way leaves everything it did. The header is written with room to spare
 (trailing spaces, which JSON allows) so that, when the run ends, what is only known then — which
-redaction rules fired — is written into it in place without moving a byte of the spans.
+redaction rules fired — is written into it in place without moving a byte of the spans. A
+completion that outgrows that room (an ambient run that met many tools records their schemas) is
+kept and written when the writer closes, so it is never lost.
 
 When the writer closes, the file is rewritten once without the spare room (a temporary file in
 the same folder, then an atomic rename), so a finished trace has plain header lines.
@@ -55,6 +57,7 @@ class TraceWriter:
         self._header_at = 0
         self._header_len = 0
         self._headers: list[int] = []
+        self._late: dict[int, bytes] = {}  # header offset -> completed line too long for its room
         self.spans = 0
 
     def header(self, header: dict[str, Any]) -> None:
@@ -73,11 +76,19 @@ class TraceWriter:
         self.spans += 1
 
     def complete_header(self, header: dict[str, Any]) -> bool:
-        """Rewrite the current run's header in place with ``header``; False (file unchanged) when
-        it does not fit the reserved room."""
+        """Rewrite the current run's header in place with ``header``.
+
+        Returns:
+            True when written in place now. False when it does not fit the reserved room: the file
+            is unchanged until ``close``, which writes this completion (the latest one given) in
+            the header's place; before any ``header`` there is nothing to complete (also False).
+        """
         line = dumps_line({"schema": SCHEMA, **{k: v for k, v in header.items() if k != "schema"}})
         if len(line) > self._header_len:
+            if self._headers:
+                self._late[self._header_at] = line
             return False
+        self._late.pop(self._header_at, None)
         end = self._fh.tell()
         self._fh.seek(self._header_at)
         self._fh.write(line + b" " * (self._header_len - len(line)))
@@ -86,8 +97,8 @@ class TraceWriter:
         return True
 
     def close(self) -> None:
-        """Flush; rewrite the file without the headers' spare room (atomically); with ``overwrite``,
-        this replaces the old file now."""
+        """Flush; rewrite the file without the headers' spare room (atomically), each header that
+        outgrew its room as completed; with ``overwrite``, this replaces the old file now."""
         if self._fh.closed:
             return
         self._fh.flush()
@@ -99,7 +110,8 @@ class TraceWriter:
         for at in self._headers:
             end = data.index(b"\n", at)
             compact += data[last:at]
-            compact += data[at:end].rstrip(b" ")
+            late = self._late.get(at)
+            compact += late if late is not None else data[at:end].rstrip(b" ")
             last = end
         compact += data[last:]
         target = self._final
