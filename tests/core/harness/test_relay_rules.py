@@ -137,20 +137,25 @@ class Upstream:
                 conn.sendall(b"REPLY:" + data)
 
 
+def _child_side(relay: Relay, monkeypatch) -> int:
+    """Set up ``relay``'s child side in this process, as the child would hold it: its own descriptor (``child_listen``
+    closes it), the parent's copy closed by ``started()``; the proxy variables set to ``before`` first. Returns the
+    proxy's port."""
+    for var in (*PROXY_VARS, ENV_PROXY, "NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "before")
+    monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
+    url = child_listen()
+    relay.started()
+    assert url is not None
+    return int(url.rsplit(":", 1)[1])
+
+
 @pytest.fixture
 def wired(monkeypatch):
     """A relay to a local endpoint, its child side set up in this process: ``(relay, upstream, proxy port)``."""
     up = Upstream()
     relay = Relay(("127.0.0.1", up.port))
-    for var in (*PROXY_VARS, ENV_PROXY, "NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(var, "before")
-    # the child's end as the child would hold it: its own descriptor (child_listen closes it), the parent's copy
-    # closed by started()
-    monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
-    url = child_listen()
-    relay.started()
-    assert url is not None
-    yield relay, up, int(url.rsplit(":", 1)[1])
+    yield relay, up, _child_side(relay, monkeypatch)
     relay.close()
     up.sock.close()
 
@@ -408,12 +413,7 @@ def test_a_relay_closed_before_the_child_hands_over_its_listener_accepts_nothing
         time.sleep(0.005)
     time.sleep(0.05)
     relay.close()
-    for var in (*PROXY_VARS, ENV_PROXY, "NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(var, "before")
-    monkeypatch.setenv(ENV_RELAY_FD, str(os.dup(relay.child_fd)))
-    url = child_listen()
-    relay.started()
-    assert url is not None
+    _child_side(relay, monkeypatch)
     accept.join(5)
     assert not accept.is_alive()
     assert relay.summary()["refused"] == [] and relay.forwarded == 0
