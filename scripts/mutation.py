@@ -146,7 +146,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # reach its function); test_compare.py pins span_key, test_diff.py and test_first_divergence_rules.py the rows
     "lcs": (["tracetui/core/diff/lcs.py"], ALIGN_TESTS),
     "siblings": (["tracetui/core/diff/siblings.py"], ALIGN_TESTS),
-    "align": (["tracetui/core/diff/align.py"], ALIGN_TESTS),
+    "align": (["tracetui/core/diff/align.py", "tracetui/core/diff/sides.py"], ALIGN_TESTS),
     "replayability": (
         ["tracetui/core/triage/replayability.py"],
         ["tests/core/test_replayability.py", "tests/core/test_replayability_rules.py"],

@@ -39,7 +39,8 @@ from operator import is_
 from typing import Any, Hashable
 
 from tracetui.core.diff import Divergence
-from tracetui.core.diff.align import AlignedRow, Side, align_lists, prepare, span_key, wraps
+from tracetui.core.diff.align import AlignedRow, align_lists, prepare, wraps
+from tracetui.core.diff.sides import Side, span_key
 from tracetui.core.diff.compare import OUTPUT, compare_pair, field_side, screen_pairs
 from tracetui.core.diff.trace_diff import one_sided, replay_first
 from tracetui.core.model import PLACEHOLDER, Span, Status, Trace
@@ -60,9 +61,8 @@ class Engine:
         if live._side is None:  # prepared once, shared with the full path (LiveDiff._update_full)
             live._side = prepare(ospans)
         side = live._side
-        a = Side.__new__(Side)  # its own group cache: interned against this engine's table
-        a.spans, a.keys, a.children, a.roots, a.acyclic = side.spans, side.keys, side.children, side.roots, side.acyclic
-        a._groups, a._texts, a.retry = {}, {}, set()
+        # its own group cache: interned against this engine's table
+        a = Side.of_parts(side.spans, side.keys, side.children, side.roots, side.acyclic)
         self.a = a
         self.usable = a.acyclic and self.oseqs == sorted(self.oseqs)
         self.oroots = [s for s in ospans if s.parent_id is None]
@@ -86,10 +86,7 @@ class Engine:
         self.real: list[Span] = []  # the clones in that order
         self.fids: list[int] = []  # their file indices
         self.tainted = False
-        b = Side.__new__(Side)
-        b.spans, b.keys, b.children, b.roots, b.acyclic = {}, {}, None, None, True
-        b._groups, b._texts, b.retry = {}, {}, set()
-        self.b = b
+        self.b = Side.of_parts({}, {}, None, None, True)
         self.pair_v: dict[tuple[int, int], Any] = {}
         self.ro_v: dict[int, Any] = {}
         self.ph_cache: dict[tuple[Any, ...], Span] = {}
