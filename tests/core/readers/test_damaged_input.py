@@ -22,8 +22,9 @@ from tracetui.core.canonical import (
 from tracetui.core.diff import diff_traces
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status, Trace
-from tracetui.core.readers import jsondoc, native, read_trace
-from tracetui.core.readers.jsondoc import exact_int, iter_json_values, load_json
+from tracetui.core.readers import json_values, jsondoc, native, read_trace
+from tracetui.core.readers.jsondoc import exact_int, load_json
+from tracetui.core.readers.json_values import iter_json_values
 from tracetui.core.readers.native import dumps_trace
 from tracetui.core.readers.otlp import OtlpJsonReader
 from tracetui.core.readers.tree import MISSING_PARENT, OTEL_CONTENT_WHY, content_issues, finish_spans
@@ -328,6 +329,7 @@ def test_lines_without_damage_are_not_parsed_twice(tmp_path: Path, monkeypatch: 
         raise AssertionError("careful_load called on a clean line")
 
     monkeypatch.setattr(jsondoc, "careful_load", boom)
+    monkeypatch.setattr(json_values, "careful_load", boom)  # its own name for it (a file's values)
     spaced = json.dumps({"span_id": "z", "parent_id": "a", "seq": 9, "kind": "tool", "name": "x: y",
                          "tool": {"arguments": {"t": "a:b", "n": 12345678901234567}}}).encode() + b"\n"
     data = header() + line("a", 0) + line("b", 1, "a", output="10:00, 11:00") + spaced

@@ -1,4 +1,4 @@
-"""jsondoc.load_json_or_jsonl: one JSON document or JSON Lines, the damaged-input rules every reader shares."""
+"""json_values.load_json_or_jsonl: one JSON document or JSON Lines, the damaged-input rules every reader shares."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue
-from tracetui.core.readers.jsondoc import BOM, HELD_BACK, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import HELD_BACK, load_json_or_jsonl
 
 
 def load(data: bytes, **kw: Any) -> tuple[list[tuple[int | None, Any]], bool, list[ReadIssue]]:

@@ -26,7 +26,7 @@ from tracetui.core.readers.cassettes import (
     key_rule,
 )
 from tracetui.core.readers.cassettes.values import hash_args as _hash_args
-from tracetui.core.readers.jsondoc import HELD_BACK
+from tracetui.core.readers.json_values import HELD_BACK
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "cassettes"
@@ -174,7 +174,7 @@ def test_damaged_tools_jsonl_loads_what_it_can() -> None:
     got = [(i.line, i.severity, i.message.split(";")[0]) for i in t.issues]
     assert got == [
         (3, "skipped", "not valid JSON: Expecting value (column 48)"),
-        (5, "warning", HELD_BACK.split(";")[0]),  # the shared JSON Lines rule (jsondoc.load_json_or_jsonl)
+        (5, "warning", HELD_BACK.split(";")[0]),  # the shared JSON Lines rule (json_values.load_json_or_jsonl)
         (2, "skipped", 'not a tool span {"tool", "args", "output"} (no tool name)'),
         (None, "warning", "run (unnamed): 1 of 2 tool call(s) have no output recorded (not captured)"),
     ]

@@ -154,7 +154,7 @@ def test_console_object_garbled_mid_file_is_skipped_with_its_line_and_the_rest_l
 
 
 def test_same_console_dicts_as_a_json_array_and_as_jsonl_read_the_same(tmp_path: Path) -> None:
-    from tracetui.core.readers.jsondoc import iter_json_values
+    from tracetui.core.readers.json_values import iter_json_values
 
     values = [v for _, v in iter_json_values("x", (DATA / "console_two_traces.txt").read_text(), [])]
     as_array = tmp_path / "spans.json"

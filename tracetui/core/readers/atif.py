@@ -47,7 +47,8 @@ from tracetui.core.readers.event_values import (
     unique_id,
 )
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import usage_from
 from tracetui.core.readers.timefmt import iso_ns, ns_to_iso
 

@@ -38,7 +38,8 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.langsmith_content import (
     as_dict,
     as_str,

@@ -29,7 +29,8 @@ from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind, Status
 from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.openai_shapes import usage_from
 from tracetui.core.readers.otel_messages import merge_output, normalize_message
 from tracetui.core.readers.timefmt import iso_ns, ns_to_iso

@@ -46,7 +46,8 @@ from typing import Any
 from tracetui.core.errors import ReadError
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.openhands_run import OpenHandsRun
 
 __all__ = ["OpenHandsReader"]

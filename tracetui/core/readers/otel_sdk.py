@@ -45,7 +45,8 @@ from tracetui.core.readers.ties import order_ties
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.otel_attrs import span_fields_from_attributes
 from tracetui.core.readers.otlp import status_code
 from tracetui.core.readers.otlp_values import BadValue, anyvalue, normalize_id
@@ -206,7 +207,7 @@ class _Reading(FileReading):
 
     def _records(self, data: bytes) -> list[tuple[int | None, str, Any, Any]]:
         """``(line, where, value, final_output)`` for every top-level span candidate: one document,
-        JSON Lines, or pretty-printed values back to back (``jsondoc.load_json_or_jsonl``)."""
+        JSON Lines, or pretty-printed values back to back (``json_values.load_json_or_jsonl``)."""
         out: list[tuple[int | None, str, Any, Any]] = []
         values, _ = load_json_or_jsonl(self.path, data, self.issues, values_back_to_back=True)
         for line, v in values:

@@ -7,7 +7,7 @@ OTLP file exporter spec):
   (snake_case ``resource_spans`` / ``scope_spans`` too, and a top-level array of such
   documents);
 - the Collector ``file`` exporter's JSON Lines: one such object per line, spans of one
-  trace spread over many lines (``jsondoc.load_json_or_jsonl``). A torn last line
+  trace spread over many lines (``json_values.load_json_or_jsonl``). A torn last line
   (no trailing newline, not parseable: the file is still being written) is held
   back with a warning, and loaded by the next read once complete; a bad line
   elsewhere is reported and skipped.
@@ -42,7 +42,8 @@ from tracetui.core.model import Span, SpanKind, Status
 from tracetui.core.readers.tree import OTEL_CONTENT_WHY
 from tracetui.core.readers.base import FileReading, ReaderOutput, RunSpans
 from tracetui.core.readers.gc_paused import gc_paused
-from tracetui.core.readers.jsondoc import exact_int, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import exact_int
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.limits import read_rest
 from tracetui.core.readers.otlp_fast import AT, Doubt, SpanDicts, documents, span_dict
 from tracetui.core.readers.otlp_values import BadValue, anyvalue, normalize_id
@@ -177,7 +178,7 @@ class _Reading(FileReading):
         return self.records(values, several)
 
     def records(self, values: Any, several: bool) -> ReaderOutput:
-        """The runs of the file's ``(line, value)`` pairs (``jsondoc.load_json_or_jsonl``'s)."""
+        """The runs of the file's ``(line, value)`` pairs (``json_values.load_json_or_jsonl``'s)."""
         if several:  # Collector JSON Lines: one export request a line
             loaded = 0
             for lineno, obj in values:

@@ -16,7 +16,7 @@ pass decodes the one ``KEY_RAW_KEYS`` names for itself and drops it). The reader
 span's byte range, not its attributes: its payload pass reads the bytes again from the
 file (``span_dict``, the same decoding), so neither the file's bytes nor the decoded
 attributes stay in memory. ``documents`` gives the same ``(line, object)`` pairs
-``jsondoc.load_json_or_jsonl`` gives (one line, a pretty-printed document, or JSON
+``json_values.load_json_or_jsonl`` gives (one line, a pretty-printed document, or JSON
 Lines), with every ``attributes`` list already flat (``{key: value}``) and each scope's
 spans a ``SpanDicts`` (each span's dict built when reached), so the reader's own span
 code runs unchanged.
@@ -169,7 +169,7 @@ _encode = msgspec.json.encode
 
 
 def documents(data: bytes, anyvalue: Callable[[Any], Any]) -> tuple[Iterator[tuple[int | None, Any]], bool]:
-    """The file's values as ``jsondoc.load_json_or_jsonl`` gives them, attributes flat.
+    """The file's values as ``json_values.load_json_or_jsonl`` gives them, attributes flat.
 
     Args:
         data: The whole file.

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 from tracetui.core.errors import ReadError
 from tracetui.core.model import ReadIssue, Span, SpanKind
 from tracetui.core.readers.base import IssueList, ReaderOutput, RunSpans
-from tracetui.core.readers.jsondoc import BOM, load_json_or_jsonl
+from tracetui.core.readers.jsondoc import BOM
+from tracetui.core.readers.json_values import load_json_or_jsonl
 from tracetui.core.readers.timefmt import ns_to_iso, time_ns
 
 __all__ = ["HEX", "ROOT_ID", "ROOT_NAME", "Rec", "TIME_KEYS", "at_path", "final_answer", "head_records", "ids_unique", "load_doc", "mostly_dicts_with", "need_spans", "ordered_recs", "records_of", "root_span", "row_times", "run_header", "runs_of", "sniff_head", "sub_ref", "warn_rows"]
@@ -81,7 +82,7 @@ def at_path(prefix: str, field: str) -> str:
 
 def load_doc(path: str, data: bytes, issues: list[ReadIssue]) -> tuple[Any, list[Rec] | None]:
     """The file as ``(document, None)`` (one JSON value) or ``(None, rows)`` (JSON Lines), by
-    ``jsondoc.load_json_or_jsonl`` (BOM, NaN, big integers, duplicate keys; bad lines skipped,
+    ``json_values.load_json_or_jsonl`` (BOM, NaN, big integers, duplicate keys; bad lines skipped,
     a torn last line held back).
 
     Raises:
